@@ -1,9 +1,21 @@
-"""Per-fixture metrics and suite aggregation (stub: interface only)."""
+"""Per-fixture metrics and per-provider aggregation.
+
+Both records round-trip through JSON (`to_dict`/`from_dict`), since xdist workers send them
+to the controller and the JSON report is built from the same dicts.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .verifier import verify
+
+if TYPE_CHECKING:
+    from .engine import Turn
+    from .fixtures import Fixture
 
 
 @dataclass
@@ -24,6 +36,14 @@ class Metrics:
     failures: list[str] = field(default_factory=list)
     duration_s: float = 0.0
 
+    def to_dict(self) -> dict[str, Any]:
+        """The report's result object: field order, with `passed` spelled `pass`."""
+        return {("pass" if key == "passed" else key): value for key, value in asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Metrics:
+        return cls(**{("passed" if key == "pass" else key): value for key, value in data.items()})
+
 
 @dataclass
 class Summary:
@@ -34,3 +54,99 @@ class Summary:
     redundant: int = 0
     errors: int = 0
     tokens: int = 0
+
+    @property
+    def passed(self) -> int:
+        """How many fixtures passed (pass_rate is exactly passed / fixtures)."""
+        return round(self.pass_rate * self.fixtures)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Summary:
+        return cls(**data)
+
+
+def compute_metrics(fixture: Fixture, turn: Turn) -> Metrics:
+    """Judge one turn: the verifier's verdict plus counts taken from the trace and usage."""
+    names = [entry["name"] for entry in turn.trace]
+    verdict = verify(fixture, turn.trace, answer=turn.text, worktree=turn.worktree)
+    failures = list(verdict.failures)
+    if turn.status != "ok":
+        failures.insert(0, _status_line(turn))
+    return Metrics(
+        fixture=fixture.id,
+        provider=turn.provider,
+        model=turn.model,
+        source=fixture.source,
+        trace=[dict(entry) for entry in turn.trace],
+        names=names,
+        accuracy=None if fixture.expected is None else float(names == list(fixture.expected)),
+        passed=turn.status == "ok" and verdict.passed,
+        calls=len(names),
+        redundant=redundant_calls(turn.trace),
+        errors=len(turn.engine_errors) + sum(r.startswith("Error") for r in turn.results),
+        tokens=sum(usage.tokens for usage in turn.usage),
+        status=turn.status,
+        failures=failures,
+        duration_s=turn.duration_s,
+    )
+
+
+def redundant_calls(trace: Iterable[dict[str, Any]]) -> int:
+    """Calls whose (name, canonical JSON arguments) pair was already seen in the turn."""
+    seen: set[tuple[str, str]] = set()
+    repeats = 0
+    for entry in trace:
+        key = (entry["name"], _canonical(entry["arguments"]))
+        repeats += key in seen
+        seen.add(key)
+    return repeats
+
+
+def aggregate(metrics: Iterable[Metrics]) -> Summary:
+    """One provider's suite summary; accuracy averages only fixtures that have `expected`."""
+    results = list(metrics)
+    scored = [m.accuracy for m in results if m.accuracy is not None]
+    return Summary(
+        fixtures=len(results),
+        accuracy=sum(scored) / len(scored) if scored else None,
+        pass_rate=sum(m.passed for m in results) / len(results) if results else 0.0,
+        calls=sum(m.calls for m in results),
+        redundant=sum(m.redundant for m in results),
+        errors=sum(m.errors for m in results),
+        tokens=sum(m.tokens for m in results),
+    )
+
+
+def provider_order(results: Iterable[Metrics], providers: Sequence[str] = ()) -> list[str]:
+    """`providers` first (the configured order), then any other spec in first-seen order."""
+    order = list(dict.fromkeys(providers))
+    order += [spec for spec in dict.fromkeys(m.provider for m in results) if spec not in order]
+    return order
+
+
+def summarize(results: Iterable[Metrics], providers: Sequence[str] = ()) -> dict[str, Summary]:
+    """A Summary per provider spec, in `provider_order`."""
+    results = list(results)
+    return {
+        spec: aggregate(m for m in results if m.provider == spec)
+        for spec in provider_order(results, providers)
+    }
+
+
+def _status_line(turn: Turn) -> str:
+    if turn.error:
+        return f"status: {turn.status}: {turn.error}"
+    if turn.status == "truncated":
+        steps = len(turn.usage)
+        return f"status: truncated: no answer after {steps} step{'' if steps == 1 else 's'}"
+    return f"status: {turn.status}"
+
+
+def _canonical(arguments: dict[str, Any] | str) -> str:
+    """Key order never makes two calls different; raw (invalid JSON) arguments stay as-is."""
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -1,0 +1,1 @@
+"""pytest-replio-eval: measure how well a language model uses tools."""

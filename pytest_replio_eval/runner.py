@@ -1,0 +1,67 @@
+"""Run state of one process: providers built once per spec, turns run into metrics."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+
+from .engine import Turn, TurnSettings, provision, run_turn
+from .fixtures import Fixture
+from .metrics import Metrics, compute_metrics
+from .providers.base import Provider, ProviderError, ProviderFactory, ProviderSpec
+from .tools.base import Tool
+
+
+class Runner:
+    """Holds what every item of a session shares, so nothing is rebuilt per fixture."""
+
+    def __init__(
+        self,
+        factories: Mapping[str, ProviderFactory],
+        tools: Mapping[str, Tool],
+        settings: TurnSettings,
+    ) -> None:
+        self.factories = factories
+        self.tools = tools
+        self.settings = settings
+        self._providers: dict[ProviderSpec, Provider | ProviderError] = {}
+        self._lock = threading.Lock()
+
+    def provider(self, spec: ProviderSpec) -> Provider:
+        """One provider (one HTTP client) per spec per process; a failed start is remembered."""
+        with self._lock:
+            if spec not in self._providers:
+                try:
+                    self._providers[spec] = self.factories[spec.name](spec, self.settings.provider)
+                except ProviderError as exc:
+                    self._providers[spec] = exc
+            found = self._providers[spec]
+        if isinstance(found, ProviderError):
+            raise found
+        return found
+
+    def run(self, fixture: Fixture, spec: ProviderSpec, worktree: Path) -> Metrics:
+        """Provision the worktree, run one turn and judge it; provider faults become metrics."""
+        worktree = provision(fixture, worktree, provider=spec)
+        try:
+            provider = self.provider(spec)
+        except ProviderError as exc:
+            turn = Turn(
+                provider=spec.label,
+                model=spec.model or "",
+                engine_errors=[str(exc)],
+                status="error",
+                error=str(exc),
+                worktree=worktree,
+            )
+        else:
+            turn = run_turn(fixture, provider, self.settings, worktree=worktree, tools=self.tools)
+        metrics = compute_metrics(fixture, turn)
+        return metrics
+
+    def close(self) -> None:
+        for provider in self._providers.values():
+            if not isinstance(provider, ProviderError):
+                provider.close()
+        self._providers.clear()
