@@ -272,10 +272,17 @@ class FixtureSource(pytest.Collector):
     def collect(self) -> list[pytest.Item]:
         return [
             EvalItem.from_parent(
-                self, name=f"{fixture.id}[{spec.label}]", fixture=fixture, spec=spec
+                self,
+                name=name,
+                # Given as a string so pytest parses "[...]" as params, as for parametrized
+                # tests: --lf and node ids on the command line then match.
+                nodeid=f"{self.nodeid}::{name}",
+                fixture=fixture,
+                spec=spec,
             )
             for fixture in self.fixtures
             for spec in self.specs
+            for name in [f"{fixture.id}[{spec.label}]"]
         ]
 
 
@@ -336,7 +343,8 @@ class EvalItem(pytest.Item):
 def failure_text(metrics: Metrics) -> str:
     """The failed clauses, then the trace, one call a line."""
     lines = list(metrics.failures)
-    lines.append(f"trace ({metrics.calls} calls):" if metrics.trace else "trace: no tool calls")
+    count = len(metrics.trace)
+    lines.append(f"trace ({count} call{'s' * (count != 1)}):" if count else "trace: no tool calls")
     for number, call in enumerate(metrics.trace, 1):
         arguments = call["arguments"]
         shown = arguments if isinstance(arguments, str) else json.dumps(arguments, sort_keys=True)

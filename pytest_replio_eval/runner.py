@@ -6,7 +6,7 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
-from .engine import Turn, TurnSettings, provision, run_turn
+from .engine import INTERRUPTED, Turn, TurnSettings, provision, run_turn
 from .fixtures import Fixture
 from .metrics import Metrics, compute_metrics
 from .providers.base import Provider, ProviderError, ProviderFactory, ProviderSpec
@@ -57,6 +57,8 @@ class Runner:
             )
         else:
             turn = run_turn(fixture, provider, self.settings, worktree=worktree, tools=self.tools)
+            if turn.error == INTERRUPTED:
+                raise KeyboardInterrupt  # the engine kept the turn; Ctrl-C still ends the session
         metrics = compute_metrics(fixture, turn)
         return metrics
 
