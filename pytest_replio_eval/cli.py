@@ -3,6 +3,9 @@
     replio eval --path <project> list
     replio eval --path <project> run [--fixture ID]... [--provider P] [--model M]
                                      [--compare P1,P2] [--output table|json]
+    replio eval --path <project> check
+    replio eval merge A.json B.json... -o ALL.json
+    replio eval report ALL.json [--baseline OLD.json [--fail-on-regression]]
 
 Thin on purpose: discovery, running and reporting live in the plugin and its modules.
 """
@@ -19,9 +22,14 @@ from pathlib import Path
 
 import pytest
 
+from .baseline import compare, regression_lines, render_comparison
+from .check import check_project
 from .fixtures import Fixture, discover
 from .options import spec_list
 from .plugins import plugin_manager
+from .report import render_tables, write_report
+from .saved import ReportError, merge_reports, report_file
+from .variants import variant_files
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,6 +61,21 @@ def list_fixtures(path: Path, args: argparse.Namespace) -> int:
     return 1 if found.errors else 0
 
 
+def check_files(path: Path, args: argparse.Namespace) -> int:
+    """Validate every fixture and tool-variant file (schema, paths, tool names, permissions,
+    and the mock oracle's trace against the verifier); one line per problem and exit 1, for
+    pre-commit. Like list, it sees no conftest.py plugins."""
+    pm = plugin_manager()
+    problems = check_project(path, pm)
+    for line in problems:
+        print(line)
+    if problems:
+        return 1
+    fixtures = len(discover(path, pm).fixtures)
+    print(f"ok: {fixtures} fixtures, {len(variant_files(path))} variant files")
+    return 0
+
+
 def run_suite(path: Path, args: argparse.Namespace) -> int:
     """Exit with pytest's code; `--output json` leaves stdout to the report document alone."""
     if args.output == "table":
@@ -70,6 +93,37 @@ def run_suite(path: Path, args: argparse.Namespace) -> int:
         text = report.read_text(encoding="utf-8")
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return code
+
+
+def merge_files(path: Path, args: argparse.Namespace) -> int:
+    """Merge the reports of CI shards (or of xdist runs on several machines) into the report
+    one run of all their items would have written; an item found in two shards is an error."""
+    try:
+        doc = merge_reports(args.reports)
+    except ReportError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    write_report(doc, args.output)
+    print(f"{args.output}: {len(doc['results'])} results from {len(args.reports)} reports")
+    return 0
+
+
+def print_report(path: Path, args: argparse.Namespace) -> int:
+    """Print the tables of a saved report, as the run printed them, and with --baseline how
+    it compares with another."""
+    if args.fail_on_regression and args.baseline is None:
+        print("error: --fail-on-regression needs --baseline", file=sys.stderr)
+        return 2
+    report = args.report
+    print(render_tables(report.results, providers=report.providers))
+    if args.baseline is None:
+        return 0
+    comparison = compare(args.baseline, report.results, report.providers)
+    print("\n" + render_comparison(comparison))
+    lines = regression_lines(comparison) if args.fail_on_regression else []
+    for line in lines:
+        print(line)
+    return 1 if lines else 0
 
 
 def _pytest_args(path: Path, args: argparse.Namespace) -> list[str]:
@@ -138,6 +192,35 @@ def _parser() -> argparse.ArgumentParser:
     running.add_argument("--output", choices=("table", "json"), default="table")
     running.set_defaults(handler=run_suite)
 
-    for sub in (listing, running):  # caught after parsing, to answer with the right order
+    checking = actions.add_parser(
+        "check",
+        help="validate fixtures and tool variants; exit 1 with one line per problem",
+        description=check_files.__doc__,
+    )
+    checking.set_defaults(handler=check_files)
+
+    merging = actions.add_parser(
+        "merge", help="merge the JSON reports of CI shards", description=merge_files.__doc__
+    )
+    merging.add_argument("reports", nargs="+", type=report_file, metavar="REPORT")
+    merging.add_argument("-o", "--output", required=True, metavar="PATH", help="merged report")
+    merging.set_defaults(handler=merge_files)
+
+    reporting = actions.add_parser(
+        "report", help="print the tables of a saved report", description=print_report.__doc__
+    )
+    reporting.add_argument("report", type=report_file, metavar="REPORT")
+    reporting.add_argument(
+        "--baseline", type=report_file, metavar="PATH", help="compare with this saved report"
+    )
+    reporting.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help="exit 1 when a fixture regressed against --baseline",
+    )
+    reporting.set_defaults(handler=print_report)
+
+    # Caught after parsing, to answer with the right order.
+    for sub in (listing, running, checking, merging, reporting):
         sub.add_argument("--path", dest="misplaced_path", help=argparse.SUPPRESS)
     return parser

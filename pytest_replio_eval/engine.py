@@ -56,6 +56,8 @@ class Turn:
     error: str | None = None  # one-line cause when status is error or cancelled
     duration_s: float = 0.0
     worktree: Path | None = None
+    trial: int = 1  # see Request
+    variant: str = "base"
 
 
 def provision(fixture: Fixture, root: Path, *, provider: ProviderSpec | None = None) -> Path:
@@ -100,13 +102,16 @@ def run_turn(
     *,
     worktree: Path,
     tools: Mapping[str, Tool] | None = None,
+    trial: int = 1,
+    variant: str = "base",
 ) -> Turn:
     """Run one headless turn; every outcome, Ctrl-C included, comes back as a Turn.
 
     KeyboardInterrupt is not re-raised: the turn is returned with status cancelled and
     error INTERRUPTED, and the caller decides whether to stop the session.
     """
-    turn = Turn(provider=provider.spec.label, model=provider.spec.model or "", worktree=worktree)
+    spec = provider.spec
+    turn = Turn(spec.label, spec.model or "", worktree=worktree, trial=trial, variant=variant)
     start = time.perf_counter()
     previous = os.getcwd() if settings.chdir else None
     try:
@@ -157,11 +162,14 @@ class _Loop:
                 settings=self.settings.provider,
                 fixture=self.fixture,
                 step=step,
+                trial=turn.trial,
+                variant=turn.variant,
             )
             try:
                 completion = self.provider.complete(request)
             except ProviderError as exc:
-                self._fail(str(exc))
+                if not self._expired():  # a request cut short by the turn's deadline: cancelled
+                    self._fail(str(exc))
                 return
             except Exception as exc:
                 self._fail(f"{type(exc).__name__}: {exc}")

@@ -13,11 +13,12 @@ from importlib.resources import files as package_files
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING, Any
 
-import jsonschema
-from jsonschema.exceptions import ValidationError, best_match
+from .schemacheck import Check, compile_schema
 
 if TYPE_CHECKING:
+    import jsonschema
     import pluggy
+    from jsonschema.exceptions import ValidationError
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ class Fixture:
     source: str = ""
     # The sources it replaced by id, earliest first.
     overrides: list[str] = field(default_factory=list)
-    trials: int = 1  # runs per provider
+    trials: int | None = None  # runs per provider spec; None: the run's --replio-trials
     oracle_answer: str | None = None  # the mock oracle's final text
 
 
@@ -72,9 +73,12 @@ def load_fixture(data: Any, source: str, default_id: str | None = None) -> Fixtu
         if default_id is None:
             raise FixtureError(source, "id", "is required")
         data = {"id": default_id, **data}
-    error = best_match(_validator().iter_errors(data))
-    if error is not None:
-        raise FixtureError(source, *_describe(error))
+    if not _accepts()(data):  # jsonschema only to name the problem: it is slow
+        from jsonschema.exceptions import best_match  # deferred: costs 25 ms to import
+
+        error = best_match(_validator().iter_errors(data))
+        if error is not None:
+            raise FixtureError(source, *_describe(error))
     problem = _semantic_problem(data)
     if problem is not None:
         raise FixtureError(source, *problem)
@@ -89,7 +93,7 @@ def load_fixture(data: Any, source: str, default_id: str | None = None) -> Fixtu
         tool_permission=data.get("tool_permission", {}),
         tools_deny=data.get("tools_deny", []),
         source=source,
-        trials=data.get("trials", 1),
+        trials=data.get("trials"),
         oracle_answer=data.get("oracle_answer"),
     )
 
@@ -167,10 +171,22 @@ def _file_fixtures(
 
 
 @cache
-def _validator() -> jsonschema.Draft202012Validator:
+def _schema() -> dict[str, Any]:
+    path = package_files(__package__).joinpath("schema", "fixture.schema.json")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@cache
+def _accepts() -> Check:
     """Compiled once per process: collecting thousands of fixtures must stay fast."""
-    schema = package_files(__package__).joinpath("schema", "fixture.schema.json")
-    return jsonschema.Draft202012Validator(json.loads(schema.read_text(encoding="utf-8")))
+    return compile_schema(_schema()) or _validator().is_valid
+
+
+@cache
+def _validator() -> jsonschema.Draft202012Validator:
+    import jsonschema  # deferred: only a rejected fixture needs it
+
+    return jsonschema.Draft202012Validator(_schema())
 
 
 def _describe(error: ValidationError) -> tuple[str, str]:

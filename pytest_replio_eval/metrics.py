@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .trials import fixture_trials, suite_pass_hat_k
 from .verifier import verify
 
 if TYPE_CHECKING:
@@ -24,6 +25,7 @@ class Metrics:
     provider: str  # spec label
     model: str
     source: str
+    trial: int = 1  # 1-based: which of the fixture's runs (--replio-trials) this is
     trace: list[dict[str, Any]] = field(default_factory=list)
     names: list[str] = field(default_factory=list)
     accuracy: float | None = None  # None when the fixture has no `expected`
@@ -35,6 +37,13 @@ class Metrics:
     status: str = "ok"
     failures: list[str] = field(default_factory=list)
     duration_s: float = 0.0
+    # The tool-description variant (--replio-tools); other than base, `provider` ends +tools=NAME.
+    tools: str = "base"
+
+    @property
+    def infra(self) -> bool:
+        """A provider or transport fault (status error): it says nothing about the model."""
+        return self.status == "error"
 
     def to_dict(self) -> dict[str, Any]:
         """The report's result object: field order, with `passed` spelled `pass`."""
@@ -54,11 +63,15 @@ class Summary:
     redundant: int = 0
     errors: int = 0
     tokens: int = 0
+    judged: int = 0  # runs without an infrastructure error: the pass-rate denominator
+    infra: int = 0  # runs that ended in an infrastructure error (status error)
+    k: int = 0  # the fewest judged trials of any fixture (see trials.suite_pass_hat_k)
+    pass_hat_k: float | None = None  # mean pass^k over fixtures
 
     @property
     def passed(self) -> int:
-        """How many fixtures passed (pass_rate is exactly passed / fixtures)."""
-        return round(self.pass_rate * self.fixtures)
+        """How many judged runs passed (pass_rate is exactly passed / judged)."""
+        return round(self.pass_rate * self.judged)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -72,7 +85,8 @@ def compute_metrics(fixture: Fixture, turn: Turn) -> Metrics:
     """Judge one turn: the verifier's verdict plus counts taken from the trace and usage."""
     names = [entry["name"] for entry in turn.trace]
     verdict = verify(fixture, turn.trace, answer=turn.text, worktree=turn.worktree)
-    failures = list(verdict.failures)
+    # After a provider fault the verifier judges an unfinished turn: only the cause is shown.
+    failures = [] if turn.status == "error" else list(verdict.failures)
     if turn.status != "ok":
         failures.insert(0, _status_line(turn))
     return Metrics(
@@ -106,17 +120,24 @@ def redundant_calls(trace: Iterable[dict[str, Any]]) -> int:
 
 
 def aggregate(metrics: Iterable[Metrics]) -> Summary:
-    """One provider's suite summary; accuracy averages only fixtures that have `expected`."""
+    """One provider's suite summary; accuracy averages only fixtures that have `expected`.
+    Infrastructure errors are left out of accuracy, pass rate and pass^k, and counted apart."""
     results = list(metrics)
-    scored = [m.accuracy for m in results if m.accuracy is not None]
+    judged = [m for m in results if not m.infra]
+    scored = [m.accuracy for m in judged if m.accuracy is not None]
+    k, hat = suite_pass_hat_k(fixture_trials(results))
     return Summary(
-        fixtures=len(results),
+        fixtures=len({m.fixture for m in results}),
         accuracy=sum(scored) / len(scored) if scored else None,
-        pass_rate=sum(m.passed for m in results) / len(results) if results else 0.0,
+        pass_rate=sum(m.passed for m in judged) / len(judged) if judged else 0.0,
         calls=sum(m.calls for m in results),
         redundant=sum(m.redundant for m in results),
         errors=sum(m.errors for m in results),
         tokens=sum(m.tokens for m in results),
+        judged=len(judged),
+        infra=len(results) - len(judged),
+        k=k,
+        pass_hat_k=hat,
     )
 
 

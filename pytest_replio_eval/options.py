@@ -7,7 +7,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .engine import TurnSettings
+from .gate import Thresholds
 from .providers.base import ProviderSpec, parse_spec
+from .recording import Recording
+from .saved import SavedReport
 
 
 def spec_list(text: str) -> list[ProviderSpec]:
@@ -41,6 +44,27 @@ def positive_float(text: str) -> float:
     return value
 
 
+def fraction(text: str) -> float:
+    """A threshold such as 0.8: a number from 0 to 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value <= 1:  # also rejects nan
+        raise argparse.ArgumentTypeError(f"{value:g} is not between 0 and 1")
+    return value
+
+
+INFRA_POLICIES = ("fail", "skip")
+
+
+def infra_policy(text: str) -> str:
+    """What becomes of an item whose provider failed: `fail` or `skip`."""
+    if text not in INFRA_POLICIES:
+        raise argparse.ArgumentTypeError(f"{text!r} is not one of: {', '.join(INFRA_POLICIES)}")
+    return text
+
+
 @dataclass(frozen=True)
 class EvalOptions:
     specs: list[ProviderSpec]
@@ -48,6 +72,15 @@ class EvalOptions:
     settings: TurnSettings = field(default_factory=TurnSettings)
     json_path: Path | None = None
     only: bool = False
+    concurrency: int = 1  # turns at once in this process, see prefetch.py
+    record: Recording | None = None  # --replio-record
+    baseline: SavedReport | None = None  # --replio-baseline
+    fail_on_regression: bool = False
+    trials: int = 1  # runs per fixture and spec, unless the fixture sets its own
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    soft: bool = False  # failing items do not fail the run: only the thresholds gate
+    infra: str = "fail"  # what an infrastructure error makes of its item: fail | skip
+    tools: list[str] = field(default_factory=lambda: ["base"])  # tool variants, see variants.py
 
 
 def resolve_specs(

@@ -12,19 +12,44 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FunctionType, ModuleType
-from typing import Any
+from typing import Any, Literal
 
 import pluggy
 import pytest
 
+from .baseline import Comparison, compare, regression_lines, render_comparison
 from .engine import TurnSettings
 from .fixtures import Fixture, FixtureError, discover
-from .metrics import Metrics
-from .options import EvalOptions, positive_float, positive_int, resolve_specs, spec_list
+from .gate import Thresholds, missed_thresholds
+from .metrics import Metrics, summarize
+from .options import (
+    EvalOptions,
+    fraction,
+    infra_policy,
+    positive_float,
+    positive_int,
+    resolve_specs,
+    spec_list,
+)
 from .plugins import plugin_manager, provider_factories, tool_registry
+from .prefetch import install as install_prefetch
+from .prefetch import take as take_turn
 from .providers.base import ProviderSettings, ProviderSpec
+from .providers.replay import with_cassettes
+from .recording import Recording, record_mode
 from .report import build_report, render_tables, write_report
 from .runner import Runner
+from .saved import report_file
+from .trials import trial_names
+from .variants import (
+    BASE,
+    VariantError,
+    load_variant,
+    resolve_variants,
+    run_label,
+    variant_name,
+    variant_names,
+)
 
 PROPERTY_PREFIX = "replio."
 
@@ -44,11 +69,17 @@ STATE = pytest.StashKey[EvalState]()
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("replio", "replio eval: measure how well a model uses tools")
 
-    def add(flag: str, ini: str | None, help: str, **kwargs: Any) -> None:
+    def add(
+        flag: str,
+        ini: str | None,
+        help: str,
+        ini_type: Literal["string", "bool"] = "string",
+        **kwargs: Any,
+    ) -> None:
         dest = flag.lstrip("-").replace("-", "_")
         group.addoption(flag, dest=dest, help=help + (f" [ini: {ini}]" if ini else ""), **kwargs)
         if ini:
-            parser.addini(ini, help=help)
+            parser.addini(ini, help=help, type=ini_type)
 
     add(
         "--replio-provider",
@@ -65,6 +96,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "run every fixture once per spec and compare them side by side",
         type=spec_list,
         metavar="S1,S2",
+    )
+    add(
+        "--replio-tools",
+        "replio_tools",
+        "tool-description variant: .replio/eval/tools/NAME.json overrides tool descriptions "
+        "and parameters (default base: the tools as registered)",
+        type=variant_name,
+        metavar="NAME",
+    )
+    add(
+        "--replio-compare-tools",
+        None,
+        "run every fixture once per tool variant and compare them side by side, e.g. base,terse",
+        type=variant_names,
+        metavar="V1,V2",
     )
     add(
         "--replio-base-url",
@@ -94,7 +140,87 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type=positive_float,
         metavar="SECONDS",
     )
+    add(
+        "--replio-concurrency",
+        "replio_concurrency",
+        "run up to N turns at once in threads of this process, for providers that make you "
+        "wait (default 1; not used with -n)",
+        type=positive_int,
+        metavar="N",
+    )
     add("--replio-json", None, "write the JSON report to PATH", metavar="PATH")
+    add(
+        "--replio-trials",
+        "replio_trials",
+        "run each fixture N times per spec, as items suffixed -t1..-tN (a fixture's own "
+        "`trials` wins; default 1)",
+        type=positive_int,
+        metavar="N",
+    )
+    add(
+        "--replio-min-pass-rate",
+        "replio_min_pass_rate",
+        "fail the session when a spec's pass rate is below R (0..1)",
+        type=fraction,
+        metavar="R",
+    )
+    add(
+        "--replio-min-accuracy",
+        "replio_min_accuracy",
+        "fail the session when a spec's mean accuracy is below R (0..1)",
+        type=fraction,
+        metavar="R",
+    )
+    add(
+        "--replio-soft",
+        "replio_soft",
+        "failing fixtures do not fail the run: only the minimums above gate it",
+        ini_type="bool",
+        action="store_true",
+        default=None,
+    )
+    add(
+        "--replio-infra",
+        "replio_infra",
+        "an item whose provider failed (status error, after retries): fail or skip "
+        "(default fail); either way it is left out of accuracy and pass rate",
+        type=infra_policy,
+        metavar="fail|skip",
+    )
+    add(
+        "--replio-record",
+        None,
+        "write every provider exchange to cassettes under DIR, one JSON file per item",
+        metavar="DIR",
+    )
+    add(
+        "--replio-record-mode",
+        None,
+        "all: record every request anew (default); new: keep the cassettes that still match "
+        "and record only what is missing",
+        type=record_mode,
+        metavar="all|new",
+    )
+    add(
+        "--replio-cassettes",
+        "replio_cassettes",
+        "cassette directory for a bare `replay` provider (same as replay:DIR)",
+        metavar="DIR",
+    )
+    add(
+        "--replio-baseline",
+        None,
+        "compare this run with a saved --replio-json report: changes, regressions, fixes",
+        type=report_file,
+        metavar="PATH",
+    )
+    add(
+        "--replio-fail-on-regression",
+        None,
+        "fail the session when a fixture regressed against --replio-baseline",
+        action="store_true",
+        default=False,
+    )
     add(
         "--replio-only",
         None,
@@ -118,25 +244,49 @@ def _value(config: pytest.Config, dest: str, parse: Any = None) -> Any:
 
 
 def _read_options(config: pytest.Config) -> EvalOptions:
+    cassettes = _value(config, "replio_cassettes")
     specs = resolve_specs(
-        _value(config, "replio_provider", spec_list),
-        config.getoption("replio_compare"),
+        with_cassettes(_value(config, "replio_provider", spec_list), cassettes),
+        with_cassettes(config.getoption("replio_compare"), cassettes),
         _value(config, "replio_model"),
         _value(config, "replio_base_url"),
     )
     defaults = TurnSettings()
+    timeout = _value(config, "replio_timeout", positive_float) or defaults.timeout
+    concurrency = _value(config, "replio_concurrency", positive_int) or 1
     settings = TurnSettings(
         max_steps=_value(config, "replio_max_steps", positive_int) or defaults.max_steps,
-        timeout=_value(config, "replio_timeout", positive_float) or defaults.timeout,
-        provider=ProviderSettings(),
+        timeout=timeout,
+        chdir=concurrency == 1,  # turns side by side cannot share the process's cwd
+        # No request outlives its turn: a hung server fails the item once the turn is due.
+        provider=ProviderSettings(request_timeout=min(ProviderSettings.request_timeout, timeout)),
     )
     json_path = config.getoption("replio_json")
+    record = config.getoption("replio_record")
+    if config.getoption("replio_fail_on_regression") and not config.getoption("replio_baseline"):
+        raise pytest.UsageError("--replio-fail-on-regression needs --replio-baseline=PATH")
     return EvalOptions(
         specs=specs,
         fixture_ids=list(config.getoption("replio_fixture")),
         settings=settings,
         json_path=Path(json_path).resolve() if json_path else None,
         only=config.getoption("replio_only"),
+        concurrency=concurrency,
+        record=Recording(Path(record).resolve(), config.getoption("replio_record_mode") or "all")
+        if record
+        else None,
+        baseline=config.getoption("replio_baseline"),
+        fail_on_regression=config.getoption("replio_fail_on_regression"),
+        trials=_value(config, "replio_trials", positive_int) or 1,
+        thresholds=Thresholds(
+            min_pass_rate=_value(config, "replio_min_pass_rate", fraction),
+            min_accuracy=_value(config, "replio_min_accuracy", fraction),
+        ),
+        soft=bool(_value(config, "replio_soft")),
+        infra=_value(config, "replio_infra", infra_policy) or "fail",
+        tools=resolve_variants(
+            _value(config, "replio_tools", variant_name), config.getoption("replio_compare_tools")
+        ),
     )
 
 
@@ -160,16 +310,28 @@ def pytest_configure(config: pytest.Config) -> None:
         return  # installing the plugin never changes an unrelated test run
     pm = plugin_manager(_replio_plugins(config))
     factories = provider_factories(pm)
+    labels = [spec.label for spec in options.specs]
     for spec in options.specs:
         if spec.name not in factories:
             known = ", ".join(sorted(factories))
             raise pytest.UsageError(f"unknown provider {spec.name!r} (available: {known})")
-    state = EvalState(
-        options=options, pm=pm, runner=Runner(factories, tool_registry(pm), options.settings)
-    )
+        if labels.count(spec.label) > 1:  # ids, tables and reports know a spec by its label
+            raise pytest.UsageError(
+                f"provider {spec.label!r} is given more than once with different base URLs; "
+                "results are told apart by name:model only"
+            )
+    try:
+        variants = [load_variant(config.rootpath, name) for name in options.tools]
+        runner = Runner(
+            factories, tool_registry(pm), options.settings, variants, record=options.record
+        )
+    except VariantError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    state = EvalState(options=options, pm=pm, runner=runner)
     config.stash[STATE] = state
     config.addinivalue_line("markers", "replio: an eval fixture item (select with -m replio)")
     config.pluginmanager.register(EvalSession(config, state), "replio-eval-session")
+    install_prefetch(config, options.concurrency)
 
 
 class EvalSession:
@@ -180,7 +342,14 @@ class EvalSession:
         self.state = state
         self.is_worker = hasattr(config, "workerinput")
         # The configured order, so tables and reports do not depend on xdist's schedule.
-        self._labels = [spec.label for spec in state.options.specs]
+        self._labels = [
+            run_label(spec, variant)
+            for spec in state.options.specs
+            for variant in state.options.tools
+        ]
+        self.forgiven = 0  # failed items that --replio-soft keeps out of the exit status
+        self.missed: list[str] = []  # the run's own verdicts: one line per missed minimum
+        self.comparison: Comparison | None = None  # with --replio-baseline
 
     def pytest_unconfigure(self) -> None:
         self.state.runner.close()
@@ -200,6 +369,26 @@ class EvalSession:
             metrics = from_properties(report.user_properties)
             if metrics is not None:
                 self.state.results.append(metrics)
+                # Soft forgives the model's failures, never an infrastructure error.
+                if report.failed and self.state.options.soft and not metrics.infra:
+                    self.forgiven += 1
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Any:
+        """As pytest-cov's --cov-fail-under: pytest derives the exit status from testsfailed
+        right after this loop, so the run's verdict is settled here, not in sessionfinish."""
+        result = yield
+        if not self.is_worker:
+            summaries = summarize(self.state.results, self._labels)
+            self.missed = missed_thresholds(summaries, self.state.options.thresholds)
+            if self.state.options.baseline is not None:
+                self.comparison = compare(
+                    self.state.options.baseline, self.state.results, self._labels
+                )
+                if self.state.options.fail_on_regression:
+                    self.missed += regression_lines(self.comparison)
+            session.testsfailed += bool(self.missed) - self.forgiven
+        return result
 
     def pytest_report_collectionfinish(self) -> list[str]:
         if self.config.get_verbosity() < 1:
@@ -218,8 +407,18 @@ class EvalSession:
         text = render_tables(
             self.state.results, quiet=self.config.get_verbosity() < 0, providers=self._labels
         )
+        if self.comparison is not None:
+            quiet = self.config.get_verbosity() < 0
+            text += "\n\n" + render_comparison(self.comparison, quiet=quiet)
         for line in text.splitlines():
             terminalreporter.write_line(line, red=" FAIL" in line)
+        if self.forgiven:
+            items = f"{self.forgiven} failed item{'s' * (self.forgiven != 1)}"
+            terminalreporter.write_line(
+                f"replio: {items} left out of the exit status (--replio-soft)"
+            )
+        for line in self.missed:
+            terminalreporter.write_line(line, red=True, bold=True)
 
 
 def _fixture_collectors(session: pytest.Session, state: EvalState) -> list[pytest.Collector]:
@@ -240,6 +439,8 @@ def _fixture_collectors(session: pytest.Session, state: EvalState) -> list[pytes
             path=_source_path(session, source),
             fixtures=sorted(fixtures, key=lambda f: f.id),
             specs=state.options.specs,
+            trials=state.options.trials,
+            variants=state.options.tools,
         )
         for source, fixtures in by_source.items()
     ]
@@ -264,10 +465,20 @@ def _source_path(session: pytest.Session, source: str) -> Path:
 class FixtureSource(pytest.Collector):
     """The fixtures of one source: a fixture file, or a plugin such as replio-core-eval."""
 
-    def __init__(self, *, fixtures: list[Fixture], specs: list[ProviderSpec], **kwargs: Any):
+    def __init__(
+        self,
+        *,
+        fixtures: list[Fixture],
+        specs: list[ProviderSpec],
+        trials: int,
+        variants: list[str],
+        **kwargs: Any,
+    ):
         super().__init__(**kwargs)
         self.fixtures = fixtures
         self.specs = specs
+        self.trials = trials
+        self.variants = variants
 
     def collect(self) -> list[pytest.Item]:
         return [
@@ -279,10 +490,14 @@ class FixtureSource(pytest.Collector):
                 nodeid=f"{self.nodeid}::{name}",
                 fixture=fixture,
                 spec=spec,
+                trial=trial,
+                variant=variant,
             )
             for fixture in self.fixtures
             for spec in self.specs
-            for name in [f"{fixture.id}[{spec.label}]"]
+            for variant in self.variants
+            for trial, suffix in trial_names(fixture.trials or self.trials)
+            for name in [f"{fixture.id}[{run_label(spec, variant)}{suffix}]"]
         ]
 
 
@@ -311,23 +526,44 @@ class EvalFailed(Exception):
 
 
 class EvalItem(pytest.Item):
-    """One fixture against one provider spec."""
+    """One trial of one fixture against one provider spec, with one tool-description variant."""
 
-    def __init__(self, *, fixture: Fixture, spec: ProviderSpec, **kwargs: Any):
+    def __init__(
+        self,
+        *,
+        fixture: Fixture,
+        spec: ProviderSpec,
+        trial: int = 1,
+        variant: str = BASE,
+        **kwargs: Any,
+    ):
         super().__init__(**kwargs)
         self.fixture = fixture
         self.spec = spec
+        self.trial = trial
+        self.variant = variant
         self.add_marker("replio")
+
+    def new_worktree(self) -> Path:
+        # The tmp_path machinery (what the tmp_path fixture uses), so --basetemp applies.
+        factory = self.config._tmp_path_factory  # type: ignore[attr-defined]
+        return factory.mktemp(re.sub(r"\W", "_", self.name)[:30], numbered=True)
+
+    def run_turn(self, worktree: Path) -> Metrics:
+        """May run in a thread (--replio-concurrency): it touches no pytest state."""
+        runner = self.config.stash[STATE].runner
+        return runner.run(self.fixture, self.spec, worktree, trial=self.trial, variant=self.variant)
 
     def runtest(self) -> None:
         state = self.config.stash[STATE]
-        # The tmp_path machinery (what the tmp_path fixture uses), so --basetemp applies.
         factory = self.config._tmp_path_factory  # type: ignore[attr-defined]
-        worktree = factory.mktemp(re.sub(r"\W", "_", self.name)[:30], numbered=True)
-        metrics = state.runner.run(self.fixture, self.spec, worktree)
+        worktree, metrics = take_turn(self, self.config)  # started ahead, or run now
         self.user_properties.extend(to_properties(metrics))
         if metrics.passed and factory._retention_policy == "failed":
             shutil.rmtree(worktree, ignore_errors=True)
+        if metrics.infra and state.options.infra == "skip":
+            # The metrics travel with the skipped call report, so the summary still counts it.
+            pytest.skip(f"infra error: {metrics.failures[0].removeprefix('status: error: ')}")
         if not metrics.passed:
             raise EvalFailed(metrics)
 

@@ -10,17 +10,20 @@ from pathlib import Path
 from typing import Any
 
 from .metrics import Metrics, Summary, provider_order, summarize
+from .trials import FixtureTrials, fixture_trials
 
-REPORT_VERSION = 1
+# 2: results carry `trial`; `fixtures` holds per-fixture trial aggregates; in the summary,
+# `fixtures` counts distinct fixtures and pass rate leaves out infrastructure errors.
+REPORT_VERSION = 2
 _NUMBERS = {3, 4, 5, 6, 7, 8}  # right-aligned columns of the per-provider table
 _HEADER = ["fixture", "status", "pass", "acc", "calls", "redund", "errors", "tokens", "secs"]
 
 
 def _ordered(results: Iterable[Metrics], providers: Sequence[str] = ()) -> list[Metrics]:
-    """By provider (see `provider_order`), then fixture id: the same for any xdist schedule."""
+    """By provider (see `provider_order`), fixture id, trial: the same for any xdist schedule."""
     results = list(results)
     rank = {spec: index for index, spec in enumerate(provider_order(results, providers))}
-    return sorted(results, key=lambda m: (rank[m.provider], m.fixture))
+    return sorted(results, key=lambda m: (rank[m.provider], m.fixture, m.trial))
 
 
 def build_report(results: Iterable[Metrics], *, providers: Sequence[str] = ()) -> dict[str, Any]:
@@ -32,18 +35,22 @@ def build_report(results: Iterable[Metrics], *, providers: Sequence[str] = ()) -
         "version": REPORT_VERSION,
         "providers": list(summaries),
         "results": [m.to_dict() for m in results],
+        "fixtures": [record.to_dict() for record in fixture_trials(results)],
         "summary": {spec: summary.to_dict() for spec, summary in summaries.items()},
     }
 
 
-def write_report(doc: dict[str, Any], path: str | os.PathLike[str]) -> None:
-    """Write atomically, so a reader never sees half a report and a crash leaves the old one."""
+def write_report(
+    doc: dict[str, Any], path: str | os.PathLike[str], *, sort_keys: bool = False
+) -> None:
+    """Write atomically, so a reader never sees half a report and a crash leaves the old one.
+    Cassettes (cassettes.py) are written this way too, with sorted keys."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(doc, out, indent=2, ensure_ascii=False)
+            json.dump(doc, out, indent=2, ensure_ascii=False, sort_keys=sort_keys)
             out.write("\n")
         os.chmod(tmp, 0o644)  # mkstemp makes it private; a report is not
         os.replace(tmp, path)
@@ -65,10 +72,11 @@ def render_tables(
     if not results:
         return ""
     summaries = summarize(results, providers)
+    records = fixture_trials(results)
     lines: list[str] = []
     if not quiet:
         for spec in summaries:
-            rows = [_row(m) for m in results if m.provider == spec]
+            rows = [_row(record) for record in records if record.provider == spec]
             if rows:
                 lines += [_rule(spec, width), *_table(_HEADER, rows, _NUMBERS), ""]
     for spec, summary in summaries.items():
@@ -76,7 +84,7 @@ def render_tables(
     if len(summaries) > 1:
         lines += ["", *_comparison(summaries)]
         if not quiet:
-            lines += ["", *_grid(results, list(summaries))]
+            lines += ["", *_grid(records, list(summaries))]
     return "\n".join(lines)
 
 
@@ -86,9 +94,10 @@ def _summary_lines(spec: str, summary: Summary, width: int = 80) -> list[str]:
         f"{summary.fixtures} fixture{'' if summary.fixtures == 1 else 's'}",
         f"accuracy {_accuracy(summary.accuracy)}",
         f"pass rate {_pass_rate(summary)}",
+        *([f"pass^{summary.k} {_pass_hat_k(summary)}"] if summary.k > 1 else []),
         f"calls {summary.calls}",
         f"redundant {summary.redundant}",
-        f"errors {summary.errors}",
+        f"errors {_errors(summary)}",
         f"tokens {summary.tokens}",
     ]
     words = [f"{part}," for part in parts[:-1]] + parts[-1:]  # a comma ends every line but one
@@ -101,18 +110,30 @@ def _summary_lines(spec: str, summary: Summary, width: int = 80) -> list[str]:
     return lines
 
 
-def _row(m: Metrics) -> list[str]:
+def _row(record: FixtureTrials) -> list[str]:
+    """One fixture: its one run as it was, or its trials as a pass count and means."""
     return [
-        m.fixture,
-        m.status,
-        "PASS" if m.passed else "FAIL",
-        _accuracy(m.accuracy),
-        str(m.calls),
-        str(m.redundant),
-        str(m.errors),
-        str(m.tokens),
-        f"{m.duration_s:.2f}",
+        record.fixture,
+        ", ".join(
+            status if len(record.statuses) == 1 else f"{count} {status}"
+            for status, count in record.statuses.items()
+        ),
+        _passes(record) + (" flaky" if record.flaky else ""),
+        _accuracy(record.accuracy),
+        *(_mean(value) for value in (record.calls, record.redundant, record.errors, record.tokens)),
+        f"{record.duration_s:.2f}",
     ]
+
+
+def _passes(record: FixtureTrials) -> str:
+    """PASS, FAIL or INFRA (a provider fault) for one run; c/n of the judged runs for several."""
+    if record.trials == 1:
+        return "INFRA" if record.infra else "PASS" if record.passed else "FAIL"
+    return f"{record.passed}/{record.judged}" if record.judged else "INFRA"
+
+
+def _mean(value: float) -> str:
+    return str(int(value)) if value == int(value) else f"{value:.1f}"
 
 
 def _comparison(summaries: dict[str, Summary]) -> list[str]:
@@ -122,30 +143,24 @@ def _comparison(summaries: dict[str, Summary]) -> list[str]:
         ["pass rate", *(_pass_rate(s) for s in columns)],
         ["calls", *(str(s.calls) for s in columns)],
         ["redundant", *(str(s.redundant) for s in columns)],
-        ["errors", *(str(s.errors) for s in columns)],
+        ["errors", *(_errors(s) for s in columns)],
         ["tokens", *(str(s.tokens) for s in columns)],
     ]
+    if any(s.k > 1 for s in columns):
+        rows.insert(2, ["pass^k", *(_pass_hat_k(s, show_k=True) for s in columns)])
     return _table(["metric", *summaries], rows, set(range(1, len(columns) + 1)))
 
 
-def _grid(results: list[Metrics], specs: list[str]) -> list[str]:
-    """PASS/FAIL per fixture and spec; `-` where it did not run, `k/n` for repeated runs."""
-    outcomes: dict[str, dict[str, list[bool]]] = {}
-    for m in results:
-        outcomes.setdefault(m.fixture, {}).setdefault(m.provider, []).append(m.passed)
+def _grid(records: list[FixtureTrials], specs: list[str]) -> list[str]:
+    """PASS/FAIL per fixture and spec; `-` where it did not run, `c/n` for repeated runs."""
+    cells: dict[str, dict[str, str]] = {}
+    for record in records:
+        cells.setdefault(record.fixture, {})[record.provider] = _passes(record)
     rows = [
-        [fixture, *(_cell(by_spec.get(spec, [])) for spec in specs)]
-        for fixture, by_spec in sorted(outcomes.items())
+        [fixture, *(by_spec.get(spec, "-") for spec in specs)]
+        for fixture, by_spec in sorted(cells.items())
     ]
     return _table(["fixture", *specs], rows, set())
-
-
-def _cell(passes: list[bool]) -> str:
-    if not passes:
-        return "-"
-    if len(passes) == 1:
-        return "PASS" if passes[0] else "FAIL"
-    return f"{sum(passes)}/{len(passes)}"
 
 
 def _table(header: list[str], rows: list[list[str]], right: set[int]) -> list[str]:
@@ -172,4 +187,15 @@ def _accuracy(value: float | None) -> str:
 
 
 def _pass_rate(summary: Summary) -> str:
-    return f"{summary.pass_rate:.0%} ({summary.passed}/{summary.fixtures})"
+    return f"{summary.pass_rate:.0%} ({summary.passed}/{summary.judged})"
+
+
+def _pass_hat_k(summary: Summary, show_k: bool = False) -> str:
+    if summary.pass_hat_k is None:
+        return "-"
+    return f"{summary.pass_hat_k:.0%}" + (f" (k={summary.k})" if show_k else "")
+
+
+def _errors(summary: Summary) -> str:
+    """Infrastructure errors are among the errors, and named apart: `5 (3 infra)`."""
+    return f"{summary.errors} ({summary.infra} infra)" if summary.infra else str(summary.errors)

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from .engine import INTERRUPTED, Turn, TurnSettings, provision, run_turn
 from .fixtures import Fixture
 from .metrics import Metrics, compute_metrics
 from .providers.base import Provider, ProviderError, ProviderFactory, ProviderSpec
+from .recording import Recording, RecordingProvider
 from .tools.base import Tool
+from .variants import BASE, Variant, apply_variant, run_label
 
 
 class Runner:
@@ -21,10 +23,15 @@ class Runner:
         factories: Mapping[str, ProviderFactory],
         tools: Mapping[str, Tool],
         settings: TurnSettings,
+        variants: Iterable[Variant] = (),
+        record: Recording | None = None,
     ) -> None:
         self.factories = factories
+        self.record = record
         self.tools = tools
         self.settings = settings
+        # One registry per tool-description variant, built once per process, not per item.
+        self.toolsets = {BASE: tools, **{v.name: apply_variant(tools, v) for v in variants}}
         self._providers: dict[ProviderSpec, Provider | ProviderError] = {}
         self._lock = threading.Lock()
 
@@ -33,7 +40,10 @@ class Runner:
         with self._lock:
             if spec not in self._providers:
                 try:
-                    self._providers[spec] = self.factories[spec.name](spec, self.settings.provider)
+                    provider = self.factories[spec.name](spec, self.settings.provider)
+                    if self.record is not None:
+                        provider = RecordingProvider(provider, self.record)
+                    self._providers[spec] = provider
                 except ProviderError as exc:
                     self._providers[spec] = exc
             found = self._providers[spec]
@@ -41,7 +51,14 @@ class Runner:
             raise found
         return found
 
-    def run(self, fixture: Fixture, spec: ProviderSpec, worktree: Path) -> Metrics:
+    def run(
+        self,
+        fixture: Fixture,
+        spec: ProviderSpec,
+        worktree: Path,
+        trial: int = 1,
+        variant: str = BASE,
+    ) -> Metrics:
         """Provision the worktree, run one turn and judge it; provider faults become metrics."""
         worktree = provision(fixture, worktree, provider=spec)
         try:
@@ -56,10 +73,21 @@ class Runner:
                 worktree=worktree,
             )
         else:
-            turn = run_turn(fixture, provider, self.settings, worktree=worktree, tools=self.tools)
+            tools = self.toolsets[variant]
+            turn = run_turn(
+                fixture,
+                provider,
+                self.settings,
+                worktree=worktree,
+                tools=tools,
+                trial=trial,
+                variant=variant,
+            )
             if turn.error == INTERRUPTED:
                 raise KeyboardInterrupt  # the engine kept the turn; Ctrl-C still ends the session
         metrics = compute_metrics(fixture, turn)
+        metrics.trial = trial
+        metrics.provider, metrics.tools = run_label(spec, variant), variant
         return metrics
 
     def close(self) -> None:

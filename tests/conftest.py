@@ -17,6 +17,10 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+# httpx imports httpcore on first use and maps its exceptions by class. Imported before any
+# in-process pytester run, whose sys.modules cleanup would otherwise unload it and leave later
+# runs with timeouts and refused connections that httpx no longer recognises.
+import httpcore  # noqa: F401
 import pytest
 
 

@@ -369,7 +369,7 @@ def test_bundled_fixtures_pass_with_the_oracle_mock(tmp_path: Path):
     discovery = discover(None)
     bundled = [f for f in discovery.fixtures if f.source == "replio-core-eval"]
     assert discovery.errors == []
-    assert len(bundled) == 5
+    assert len(bundled) == 8
     provider = MockProvider(ProviderSpec("mock"), FAST.provider)
     start = time.perf_counter()
     for fixture in bundled:

@@ -18,7 +18,16 @@ from pytest_replio_eval.fixtures import (
     local_dir,
 )
 
-CATALOG = ["find-then-read", "grep-symbol", "list-directory", "page-large-file", "read-file-lines"]
+CATALOG = [
+    "edit-fix-bug",
+    "find-then-read",
+    "grep-symbol",
+    "list-directory",
+    "no-tool-needed",
+    "page-large-file",
+    "read-file-lines",
+    "write-new-file",
+]
 
 
 def write(path: Path, data: Any) -> Path:
@@ -33,7 +42,7 @@ def write(path: Path, data: Any) -> Path:
 def test_a_minimal_fixture_gets_the_defaults() -> None:
     fixture = load_fixture({"task": "Say hi."}, "hello.json", default_id="hello")
     assert fixture == Fixture(id="hello", task="Say hi.", source="hello.json")
-    assert (fixture.expected, fixture.trials, fixture.oracle_answer) == (None, 1, None)
+    assert (fixture.expected, fixture.trials, fixture.oracle_answer) == (None, None, None)
 
 
 def test_every_contract_key_is_loaded() -> None:
@@ -279,63 +288,118 @@ def test_hidden_files_are_not_fixtures(tmp_path: Path) -> None:
 # --- the bundled catalog -----------------------------------------------------------------------
 
 
-def test_the_catalog_is_five_bundled_fixtures_each_with_an_oracle() -> None:
+def test_the_catalog_is_eight_bundled_fixtures_each_with_an_oracle() -> None:
     found = discover(None)
     assert found.errors == []
     for fixture in found.fixtures:
         assert (fixture.source, fixture.overrides) == ("replio-core-eval", [])
-        assert fixture.expected and fixture.oracle_answer and fixture.files
-        assert set(fixture.verifier["args"]) <= set(fixture.expected)
+        assert fixture.expected is not None and fixture.oracle_answer
+        assert set(fixture.verifier.get("args", {})) <= set(fixture.expected)
+        assert "answer" in fixture.verifier  # the answer, not the exact arguments, proves success
     assert [f.id for f in found.fixtures] == CATALOG
 
 
-# What the expected trace's last tool result must show, so the oracle's answer is earned.
+# What the oracle's last tool result must show, so its answer is earned (None: no tool called).
 EVIDENCE = {
-    "read-file-lines": "    21\t        self.counts[sku] = available - quantity",
+    "edit-fix-bug": "Edited calc.py",
     "find-then-read": "port: 8443",
-    "list-directory": "0004_add_order_status.sql",
     "grep-symbol": "MAX_DISCOUNT_PERCENT = 40",
+    "list-directory": "0004_add_order_status.sql",
+    "no-tool-needed": None,
     "page-large-file": "line 2613: deploy token = amber-falcon-42",
+    "read-file-lines": "    21\t        self.counts[sku] = available - quantity",
+    "write-new-file": "Wrote 5 bytes to VERSION",
 }
 
 
-def oracle_trace(fixture: Fixture, tools: dict[str, Any]) -> list[dict[str, Any]]:
-    """The mock oracle's calls: each expected tool with its verifier args, a default path."""
-    trace = []
-    for name in fixture.expected or []:
-        arguments = dict(fixture.verifier.get("args", {}).get(name, {}))
-        if "path" in tools[name].parameters.get("required", []):
-            arguments.setdefault("path", sorted(fixture.files)[0])
-        trace.append({"name": name, "arguments": arguments})
-    return trace
+def catalog_fixture(fixture_id: str) -> Fixture:
+    return next(f for f in discover(None).fixtures if f.id == fixture_id)
+
+
+def run_oracle(fixture: Fixture, worktree: Path) -> Any:
+    """One turn of the mock oracle through the engine, as `pytest --replio-provider=mock` runs."""
+    from pytest_replio_eval.engine import TurnSettings, provision, run_turn
+    from pytest_replio_eval.providers.base import ProviderSettings, ProviderSpec
+    from pytest_replio_eval.providers.mock import MockProvider
+
+    provider = MockProvider(ProviderSpec("mock"), ProviderSettings())
+    worktree = provision(fixture, worktree)
+    return run_turn(fixture, provider, TurnSettings(chdir=False), worktree=worktree)
 
 
 @pytest.mark.parametrize("fixture_id", CATALOG)
-def test_the_expected_trace_solves_each_catalog_fixture(fixture_id: str, tmp_path: Path) -> None:
-    from pytest_replio_eval.tools import builtin_tools, call_tool
-    from pytest_replio_eval.tools.base import ToolContext
+def test_the_oracle_solves_each_catalog_fixture(fixture_id: str, tmp_path: Path) -> None:
+    from pytest_replio_eval.metrics import compute_metrics
+
+    fixture = catalog_fixture(fixture_id)
+    turn = run_oracle(fixture, tmp_path / "worktree")
+
+    assert [entry["name"] for entry in turn.trace] == fixture.expected
+    assert [r for r in turn.results if r.startswith("Error")] == []
+    if EVIDENCE[fixture_id] is None:
+        assert turn.results == []
+    else:
+        assert EVIDENCE[fixture_id] in turn.results[-1]
+    metrics = compute_metrics(fixture, turn)
+    assert (metrics.passed, metrics.failures) == (True, [])
+
+
+@pytest.mark.parametrize(
+    ("fixture_id", "failures"),
+    [
+        (
+            "edit-fix-bug",
+            [
+                "must_include: file_edit was not called",
+                "in_order: expected file_read, file_edit in order; got no calls",
+                "args: no file_read call with path=\"calc.py\" (file_read was not called)",
+                "args: no file_edit call with path=\"calc.py\", old containing \"a - b\", "
+                "(new=\"a + b\" or new=~/\\+/) (file_edit was not called)",
+                "files.calc.py: /return (a \\+ b|b \\+ a)\\n/ did not match",
+                'command: "python3 -c \\"import calc; assert calc.add(2, 3) == 5; '
+                'assert calc.mul(2, 3) ... exited 1, expected 0: AssertionError',
+            ],
+        ),
+        (
+            "write-new-file",
+            [
+                "must_include: file_write was not called",
+                "in_order: expected file_read, file_write in order; got no calls",
+                "args: no file_read call with path=\"CHANGELOG.md\" (file_read was not called)",
+                "args: no file_write call with path=\"VERSION\", content containing \"1.4.0\" "
+                "(file_write was not called)",
+                "files.VERSION: missing",
+            ],
+        ),
+    ],
+)
+def test_an_edit_fixture_is_judged_by_the_file_on_disk(
+    fixture_id: str, failures: list[str], tmp_path: Path
+) -> None:
+    """An answer that claims the edit without making it fails on the end state."""
+    from pytest_replio_eval.engine import provision
     from pytest_replio_eval.verifier import verify
 
-    fixture = next(f for f in discover(None).fixtures if f.id == fixture_id)
-    for path, content in fixture.files.items():
-        write(tmp_path / path, content)
-    tools = builtin_tools()
-    trace = oracle_trace(fixture, tools)
-    context = ToolContext(worktree=tmp_path.resolve())
+    fixture = catalog_fixture(fixture_id)
+    worktree = provision(fixture, tmp_path / "worktree")
+    result = verify(fixture, [], answer=fixture.oracle_answer, worktree=worktree)
+    assert result.failures == failures
 
-    results = [call_tool(tools[c["name"]], context, c["arguments"]) for c in trace]
 
-    assert [r for r in results if r.startswith("Error")] == []
-    assert EVIDENCE[fixture_id] in results[-1]
-    result = verify(fixture, trace, answer=fixture.oracle_answer, worktree=tmp_path)
-    assert (result.passed, result.failures) == (True, [])
+def test_the_irrelevance_fixture_fails_a_model_that_calls_a_tool() -> None:
+    from pytest_replio_eval.verifier import verify
+
+    fixture = catalog_fixture("no-tool-needed")
+    trace = [{"name": "run_command", "arguments": {"command": "echo $((17 * 3))"}}]
+    result = verify(fixture, trace, answer="51")
+    assert result.failures == ["max_calls: 1 call made, at most 0 allowed"]
 
 
 def test_the_large_file_answer_is_past_the_first_page(tmp_path: Path) -> None:
     from pytest_replio_eval.tools import builtin_tools, call_tool
     from pytest_replio_eval.tools.base import ToolContext
 
-    fixture = next(f for f in discover(None).fixtures if f.id == "page-large-file")
+    fixture = catalog_fixture("page-large-file")
     write(tmp_path / "logs/server.log", fixture.files["logs/server.log"])
     first_page = call_tool(
         builtin_tools()["file_read"], ToolContext(tmp_path.resolve()), {"path": "logs/server.log"}

@@ -159,12 +159,6 @@ def test_tokens_use_total_else_prompt_plus_completion() -> None:
 @pytest.mark.parametrize(
     ("status", "error", "steps", "line"),
     [
-        (
-            "error",
-            "openai: HTTP 401 Unauthorized",
-            1,
-            "status: error: openai: HTTP 401 Unauthorized",
-        ),
         ("cancelled", "turn timed out after 5s", 2, "status: cancelled: turn timed out after 5s"),
         ("truncated", None, 3, "status: truncated: no answer after 3 steps"),
         ("truncated", None, 1, "status: truncated: no answer after 1 step"),
@@ -174,7 +168,6 @@ def test_tokens_use_total_else_prompt_plus_completion() -> None:
             1,
             "status: truncated: model output cut off (length)",
         ),
-        ("error", None, 0, "status: error"),
     ],
 )
 def test_a_turn_that_did_not_finish_fails_with_its_status_first(
@@ -187,6 +180,19 @@ def test_a_turn_that_did_not_finish_fails_with_its_status_first(
     assert got.passed is False
     assert got.status == status
     assert got.failures == [line, "min_calls: 0 calls made, at least 1 required"]
+
+
+@pytest.mark.parametrize(
+    ("error", "line"),
+    [
+        ("openai: HTTP 401 Unauthorized", "status: error: openai: HTTP 401 Unauthorized"),
+        (None, "status: error"),
+    ],
+)
+def test_a_provider_fault_fails_with_its_cause_alone(error: str | None, line: str) -> None:
+    """The verifier would only judge an unfinished turn: its clauses are not shown."""
+    got = compute_metrics(fixture(verifier={"min_calls": 1}), turn(status="error", error=error))
+    assert (got.passed, got.status, got.failures) == (False, "error", [line])
 
 
 def test_status_alone_fails_even_when_the_verifier_passes() -> None:
@@ -221,6 +227,7 @@ def test_metrics_to_dict_uses_the_report_keys_in_order() -> None:
         "provider",
         "model",
         "source",
+        "trial",
         "trace",
         "names",
         "accuracy",
@@ -232,6 +239,7 @@ def test_metrics_to_dict_uses_the_report_keys_in_order() -> None:
         "status",
         "failures",
         "duration_s",
+        "tools",
     ]
     assert (data["pass"], data["accuracy"], data["trace"][1]["arguments"]) == (True, None, "{bad")
 
@@ -256,10 +264,10 @@ def result(provider: str = "mock", **kwargs: Any) -> Metrics:
 def test_aggregate_means_accuracy_over_fixtures_with_expected() -> None:
     got = aggregate(
         [
-            result(accuracy=1.0, passed=True, calls=2, redundant=1, errors=0, tokens=10),
-            result(accuracy=0.0, passed=False, calls=3, redundant=0, errors=2, tokens=20),
-            result(accuracy=None, passed=True, calls=1, redundant=0, errors=1, tokens=5),
-            result(accuracy=1.0, passed=True, calls=0, redundant=0, errors=0, tokens=0),
+            result(fixture="a", accuracy=1.0, passed=True, calls=2, redundant=1, tokens=10),
+            result(fixture="b", accuracy=0.0, passed=False, calls=3, errors=2, tokens=20),
+            result(fixture="c", accuracy=None, passed=True, calls=1, errors=1, tokens=5),
+            result(fixture="d", accuracy=1.0, passed=True, calls=0, redundant=0, tokens=0),
         ]
     )
     assert got == Summary(
@@ -270,6 +278,9 @@ def test_aggregate_means_accuracy_over_fixtures_with_expected() -> None:
         redundant=1,
         errors=3,
         tokens=35,
+        judged=4,
+        k=1,
+        pass_hat_k=0.75,
     )
     assert got.passed == 3
 
@@ -294,15 +305,19 @@ def test_summary_round_trips_through_json() -> None:
         "redundant",
         "errors",
         "tokens",
+        "judged",
+        "infra",
+        "k",
+        "pass_hat_k",
     ]
     assert Summary.from_dict(json.loads(json.dumps(data))) == summary
 
 
 def test_summarize_groups_by_provider_in_first_seen_order() -> None:
     results = [
-        result("ollama:qwen3", passed=True),
+        result("ollama:qwen3", fixture="a", passed=True),
         result("mock", passed=False),
-        result("ollama:qwen3", passed=False),
+        result("ollama:qwen3", fixture="b", passed=False),
     ]
     got = summarize(results)
     assert list(got) == ["ollama:qwen3", "mock"]

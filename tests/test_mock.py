@@ -182,6 +182,27 @@ def test_oracle_keeps_a_path_the_verifier_gives():
     assert completion.tool_calls == [ToolCall("call_0", "file_read", {"path": "src/main.py"})]
 
 
+def test_oracle_replays_a_contains_matcher_by_its_string():
+    fixture = Fixture(
+        id="f",
+        task="t",
+        expected=["file_edit"],
+        verifier={
+            "args": {
+                "file_edit": {
+                    "path": "calc.py",
+                    "old": {"$contains": "a - b"},
+                    "new": {"$any": [{"$regex": "\\+"}, {"$contains": "a + b"}, "b + a"]},
+                }
+            }
+        },
+    )
+    completion = mock().complete(request(fixture, 0))
+    assert completion.tool_calls == [
+        ToolCall("call_0", "file_edit", {"path": "calc.py", "old": "a - b", "new": "a + b"})
+    ]
+
+
 def test_oracle_calls_a_tool_that_is_not_offered_without_guessing_arguments():
     fixture = Fixture(id="f", task="t", files={"a.txt": ""}, expected=["file_write"])
     completion = mock().complete(request(fixture, 0, [tool("file_read", ["path"])]))

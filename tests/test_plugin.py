@@ -9,7 +9,16 @@ from typing import Any
 
 import pytest
 
-BUNDLED = ["find-then-read", "grep-symbol", "list-directory", "page-large-file", "read-file-lines"]
+BUNDLED = [
+    "edit-fix-bug",
+    "find-then-read",
+    "grep-symbol",
+    "list-directory",
+    "no-tool-needed",
+    "page-large-file",
+    "read-file-lines",
+    "write-new-file",
+]
 
 NOTES = {
     "task": "What does notes.txt say?",
@@ -33,7 +42,7 @@ def write_fixture(pytester: pytest.Pytester, name: str, data: Any) -> Path:
 
 
 def without_durations(doc: dict[str, Any]) -> dict[str, Any]:
-    for result in doc["results"]:
+    for result in (*doc["results"], *doc["fixtures"]):
         result.pop("duration_s")
     return doc
 
@@ -62,14 +71,14 @@ def test_bundled_and_local_fixtures_become_items_with_source_ids(
 def test_mock_run_prints_the_metrics_table(pytester: pytest.Pytester) -> None:
     write_fixture(pytester, "notes", NOTES)
     result = pytester.runpytest("--replio-provider=mock", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=6)
+    result.assert_outcomes(passed=9)
     result.stdout.fnmatch_lines(
         [
             "*= replio eval =*",
             "fixture * status * pass * acc * calls * redund * errors * tokens * secs",
             "find-then-read * ok * PASS * 1.00 * 2 * 0 * 0 * *",
             "notes * ok * PASS * 1.00 * 1 * 0 * 0 * *",
-            "mock: 6 fixtures, accuracy 1.00, pass rate 100% (6/6), calls 8, redundant 0,",
+            "mock: 9 fixtures, accuracy 1.00, pass rate 100% (9/9), calls 12, redundant 0,",
         ]
     )
 
@@ -77,7 +86,7 @@ def test_mock_run_prints_the_metrics_table(pytester: pytest.Pytester) -> None:
 def test_quiet_prints_only_the_summary(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--replio-provider=mock", "-q", "-p", "no:cacheprovider")
     output = result.stdout.str()
-    assert "mock: 5 fixtures, accuracy 1.00, pass rate 100% (5/5)" in output
+    assert "mock: 8 fixtures, accuracy 1.00, pass rate 100% (8/8)" in output
     assert "find-then-read" not in output
 
 
@@ -86,7 +95,7 @@ def test_k_and_replio_fixture_select_items(pytester: pytest.Pytester) -> None:
     by_k = pytester.runpytest(
         "--replio-provider=mock", "-k", "notes or grep", "-p", "no:cacheprovider"
     )
-    by_k.assert_outcomes(passed=2, deselected=4)
+    by_k.assert_outcomes(passed=2, deselected=7)
     by_option = pytester.runpytest(
         "--replio-provider=mock", "--replio-fixture=notes", "-p", "no:cacheprovider"
     )
@@ -129,7 +138,7 @@ def test_a_bad_fixture_is_one_collection_error_naming_file_and_field(
     going_on = pytester.runpytest(
         "--replio-provider=mock", "--continue-on-collection-errors", "-p", "no:cacheprovider"
     )
-    going_on.assert_outcomes(passed=6, errors=1)
+    going_on.assert_outcomes(passed=9, errors=1)
 
 
 def test_invalid_json_names_line_and_column(pytester: pytest.Pytester) -> None:
@@ -178,8 +187,8 @@ def test_json_report_holds_every_result_and_the_summary(pytester: pytest.Pyteste
         "must_include: grep was not called",
         "avoid: file_read was called (call 1)",
     ]
-    assert doc["summary"]["mock"]["fixtures"] == 6
-    assert doc["summary"]["mock"]["pass_rate"] == pytest.approx(5 / 6)
+    assert doc["summary"]["mock"]["fixtures"] == 9
+    assert doc["summary"]["mock"]["pass_rate"] == pytest.approx(8 / 9)
     assert not list(report.parent.glob("*.tmp*"))  # written atomically, nothing left beside it
 
 
@@ -197,7 +206,7 @@ def test_xdist_gives_the_same_metrics_summary_and_report(pytester: pytest.Pytest
             "-p",
             "no:cacheprovider",
         )
-        result.assert_outcomes(passed=12, failed=2)
+        result.assert_outcomes(passed=18, failed=2)
         docs[workers] = without_durations(json.loads(report.read_text()))
         assert result.stdout.str().count("= replio eval =") == 1
     assert docs["0"] == docs["2"]
@@ -253,7 +262,10 @@ def test_ini_settings_select_the_provider(pytester: pytest.Pytester) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--replio-provider=nope"], "unknown provider 'nope' (available: mock, ollama, openai)"),
+        (
+            ["--replio-provider=nope"],
+            "unknown provider 'nope' (available: mock, ollama, openai, replay)",
+        ),
         (["--replio-provider=mock", "--replio-max-steps=0"], "0 is less than 1"),
         (["--replio-provider=mock", "--replio-timeout=soon"], "'soon' is not a number"),
     ],
@@ -287,8 +299,8 @@ def test_worktree_is_provisioned_under_basetemp(pytester: pytest.Pytester) -> No
 def test_last_failed_reruns_only_the_failed_fixture(pytester: pytest.Pytester) -> None:
     write_fixture(pytester, "fails", FAILING)
     first = pytester.runpytest("--replio-provider=mock")
-    first.assert_outcomes(passed=5, failed=1)
+    first.assert_outcomes(passed=8, failed=1)
     again = pytester.runpytest("--replio-provider=mock", "--lf")
-    again.assert_outcomes(failed=1, deselected=5)
-    stopped = pytester.runpytest("--replio-provider=mock", "-x", "-p", "no:randomly")
+    again.assert_outcomes(failed=1, deselected=8)
+    stopped = pytester.runpytest("--replio-provider=mock", "--ff", "-x", "-p", "no:randomly")
     stopped.assert_outcomes(failed=1)

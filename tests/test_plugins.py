@@ -17,7 +17,16 @@ from pytest_replio_eval.hookspecs import hookimpl
 from pytest_replio_eval.plugins import plugin_manager, provider_factories, tool_registry
 from pytest_replio_eval.tools.base import Tool
 
-CATALOG = ["find-then-read", "grep-symbol", "list-directory", "page-large-file", "read-file-lines"]
+CATALOG = [
+    "edit-fix-bug",
+    "find-then-read",
+    "grep-symbol",
+    "list-directory",
+    "no-tool-needed",
+    "page-large-file",
+    "read-file-lines",
+    "write-new-file",
+]
 
 
 def fixture_plugin(name: str, contributed: dict[str, Any]) -> types.ModuleType:

@@ -29,8 +29,8 @@ def suite() -> list[Metrics]:
 
 def test_build_report_document() -> None:
     doc = build_report(suite())
-    assert list(doc) == ["version", "providers", "results", "summary"]
-    assert doc["version"] == 1
+    assert list(doc) == ["version", "providers", "results", "fixtures", "summary"]
+    assert doc["version"] == 2
     assert doc["providers"] == ["mock", "openai:gpt-4o"]
     assert [(r["provider"], r["fixture"]) for r in doc["results"]] == [
         ("mock", "count-lines"),
@@ -52,6 +52,10 @@ def test_build_report_document() -> None:
             "redundant": 1,
             "errors": 1,
             "tokens": 340,
+            "judged": 2,
+            "infra": 0,
+            "k": 1,
+            "pass_hat_k": 0.5,
         },
         "openai:gpt-4o": {
             "fixtures": 1,
@@ -61,6 +65,10 @@ def test_build_report_document() -> None:
             "redundant": 0,
             "errors": 0,
             "tokens": 5321,
+            "judged": 1,
+            "infra": 0,
+            "k": 1,
+            "pass_hat_k": 0.0,
         },
     }
     assert json.loads(json.dumps(doc)) == doc

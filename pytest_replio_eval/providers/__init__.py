@@ -24,6 +24,12 @@ def _ollama(spec: ProviderSpec, settings: ProviderSettings) -> Provider:
     return OllamaProvider(spec, settings)
 
 
+def _replay(spec: ProviderSpec, settings: ProviderSettings) -> Provider:
+    from .replay import ReplayProvider
+
+    return ReplayProvider(spec, settings)
+
+
 @hookimpl(tryfirst=True)
 def register_providers(providers: dict[str, ProviderFactory]) -> None:
-    providers.update(mock=_mock, openai=_openai, ollama=_ollama)
+    providers.update(mock=_mock, openai=_openai, ollama=_ollama, replay=_replay)

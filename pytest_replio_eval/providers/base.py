@@ -100,6 +100,9 @@ class Request:
     settings: ProviderSettings
     fixture: Fixture  # the mock's oracle plans from it; real providers ignore it
     step: int  # 0-based round-trip number within the turn
+    # Which run of the fixture this is: replay finds its cassette by them (cassettes.py).
+    trial: int = 1  # 1-based (--replio-trials)
+    variant: str = "base"  # tool-description variant (variants.py)
 
 
 class Provider(Protocol):

@@ -151,9 +151,12 @@ _NO_VALUE = object()
 
 
 def _replay(value: Any) -> Any:
-    """A verifier value the oracle can send: plain values as they are, `$any` by its first."""
+    """A verifier value the oracle can send: plain values as they are, `$contains` by its
+    string (a string contains itself), `$any` by its first option that can be sent."""
     if not (isinstance(value, dict) and len(value) == 1 and next(iter(value)).startswith("$")):
         return value
+    if isinstance(value.get("$contains"), str):
+        return value["$contains"]
     options = value.get("$any")
     if isinstance(options, list):
         for option in options:

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import json
-from typing import Any
-
-import jsonschema
-from jsonschema.exceptions import best_match
-from jsonschema.protocols import Validator
+from typing import TYPE_CHECKING, Any
 
 from ..hookspecs import hookimpl
 from . import command, fs, web
 from .base import Tool, ToolContext, ToolError
 from .output import OUTPUT_CAP, cap
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
 
 __all__ = ["OUTPUT_CAP", "Tool", "ToolContext", "ToolError", "builtin_tools", "call_tool", "cap"]
 
@@ -35,6 +34,8 @@ def register_tools(tools: dict[str, Tool]) -> None:
 def _validator(tool: Tool) -> Validator:
     cached = _validators.get(id(tool.parameters))
     if cached is None or cached[0] is not tool.parameters:
+        import jsonschema  # deferred: 25 ms at import, and a run without a provider never calls
+
         cls = jsonschema.validators.validator_for(tool.parameters)
         cls.check_schema(tool.parameters)
         cached = _validators[id(tool.parameters)] = (tool.parameters, cls(tool.parameters))
@@ -47,6 +48,8 @@ def _arguments(tool: Tool, arguments: dict[str, Any] | str) -> dict[str, Any]:
             arguments = json.loads(arguments)
         except json.JSONDecodeError as exc:
             raise ToolError(f"arguments for {tool.name} are not valid JSON: {exc}") from None
+    from jsonschema.exceptions import best_match  # imported by _validator already
+
     error = best_match(_validator(tool).iter_errors(arguments))
     if error is not None:
         where = ".".join(str(part) for part in error.absolute_path)
