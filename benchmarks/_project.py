@@ -48,9 +48,10 @@ def project(root: Path, name: str) -> Path:
     return path
 
 
-def fixture(index: int, steps: int = 3) -> dict[str, Any]:
-    """A small fixture whose oracle (and the benchmark server) makes steps - 1 tool calls."""
-    names = ["grep", "file_read", "list", "glob"][: steps - 1]
+def fixture(index: int) -> dict[str, Any]:
+    """A small fixture of 3 steps: grep, file_read, then the answer (the mock oracle's plan, and
+    the parallel benchmark's server's)."""
+    names = ["grep", "file_read"]
     return {
         "task": f"Which file defines VALUE_{index}, and what is it set to?",
         "files": {
@@ -61,7 +62,7 @@ def fixture(index: int, steps: int = 3) -> dict[str, Any]:
         "expected": names,
         "verifier": {
             "must_include": names,
-            "max_calls": steps + 1,
+            "max_calls": 3,
             "args": {"grep": {"pattern": f"VALUE_{index}"}, "file_read": {"path": "src/values.py"}},
             "answer": {"contains": [str(index * 7)]},
         },
@@ -69,12 +70,12 @@ def fixture(index: int, steps: int = 3) -> dict[str, Any]:
     }
 
 
-def write_fixtures(path: Path, count: int, steps: int = 3) -> None:
+def write_fixtures(path: Path, count: int) -> None:
     """`count` local fixture files under `.replio/eval/`, ids bench-0000, bench-0001, ..."""
     directory = path / ".replio" / "eval"
     directory.mkdir(parents=True, exist_ok=True)
     for index in range(count):
-        data = json.dumps(fixture(index, steps), indent=2)
+        data = json.dumps(fixture(index), indent=2)
         (directory / f"{FIXTURE_PREFIX}{index:04d}.json").write_text(data, encoding="utf-8")
 
 

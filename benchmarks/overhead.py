@@ -36,7 +36,7 @@ def main() -> None:
         env = child_env(root)
         eval_args = ["--replio-provider=mock", "-q"]
         fixtures_n, fixtures_0 = project(root, "fixtures"), project(root, "fixtures-0")
-        write_fixtures(fixtures_n, args.n, steps=3)
+        write_fixtures(fixtures_n, args.n)
         tests_n, tests_0 = project(root, "tests"), project(root, "tests-0")
         write_tests(tests_n, args.n)
         eval_n = best(fixtures_n, eval_args, env, args.repeat)

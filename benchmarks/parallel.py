@@ -38,7 +38,7 @@ from _project import (
     write_tests,
 )
 
-STEPS = 3
+STEPS = 3  # round-trips of a generated fixture (_project.fixture)
 FLOOR_SLACK = 1.10
 CONCURRENCY_SPEEDUP = 12.0
 SERVER_LIFETIME_S = 600.0  # the server stops by itself even if the benchmark is stuck
@@ -112,14 +112,22 @@ def server(delay: float) -> Iterator[str]:
         httpd.server_close()
 
 
-def results(path: Path) -> list[dict[str, Any]]:
-    """The report's results without what differs from run to run (durations)."""
-    doc = json.loads(path.read_text(encoding="utf-8"))
-    return [{k: v for k, v in r.items() if k != "duration_s"} for r in doc["results"]]
+def report(path: Path) -> Any:
+    """The JSON report without what differs from run to run: durations."""
+
+    def strip(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k != "duration_s"}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    return strip(json.loads(path.read_text(encoding="utf-8")))
 
 
 def workers(text: str) -> list[int]:
-    return [int(part) for part in text.split(",")]
+    """The -n values, always with 0 first: every speedup is over the serial run."""
+    return sorted({0, *(int(part) for part in text.split(","))})
 
 
 def main() -> None:
@@ -134,7 +142,7 @@ def main() -> None:
     with workspace() as root, server(args.delay) as url:
         env = child_env(root)
         evals, plain = project(root, "fixtures"), project(root, "sleep")
-        write_fixtures(evals, args.fixtures, steps=STEPS)
+        write_fixtures(evals, args.fixtures)
         write_tests(plain, args.fixtures, body=f"time.sleep({turn_s})")
         eval_args = [
             "-q",
@@ -143,19 +151,19 @@ def main() -> None:
             "-k",
             "bench",
         ]
-        reference: list[dict[str, Any]] | None = None
+        reference: Any = None
         serial_s = None
         configurations = [(n, 1) for n in args.workers] + [(0, args.concurrency)]
         for n, concurrency in configurations:
             label = f"-n {n}" + (f" --replio-concurrency={concurrency}" if concurrency > 1 else "")
-            report = root / f"report-{n}-{concurrency}.json"
-            extra = ["-n", str(n), f"--replio-json={report}"]
+            path = root / f"report-{n}-{concurrency}.json"
+            extra = ["-n", str(n), f"--replio-json={path}"]
             if concurrency > 1:
                 extra.append(f"--replio-concurrency={concurrency}")
             run = run_pytest(evals, [*eval_args, *extra], env)
             check(run, [*eval_args, *extra])
-            same = reference is None or results(report) == reference
-            reference = reference or results(report)
+            same = reference is None or report(path) == reference
+            reference = reference or report(path)
             serial_s = serial_s or run.wall_s
             floor = None
             if concurrency == 1:

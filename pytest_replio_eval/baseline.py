@@ -17,7 +17,14 @@ from dataclasses import dataclass
 from math import sqrt
 
 from .metrics import Metrics, Summary, provider_order, summarize
-from .report import _accuracy, _mean, _pass_rate, _passes, _rule, _table
+from .report import (
+    format_accuracy,
+    format_mean,
+    format_pass_rate,
+    format_passes,
+    format_rule,
+    format_table,
+)
 from .saved import SavedReport
 from .trials import FixtureTrials, fixture_trials
 
@@ -59,10 +66,10 @@ class FixtureChange:
     def cells(self) -> list[tuple[str, str]]:
         """(before, after) of each compared figure: pass, accuracy, calls, tokens."""
         return [
-            (_passes(self.before), _passes(self.after)),
-            (_accuracy(self.before.accuracy), _accuracy(self.after.accuracy)),
-            (_mean(self.before.calls), _mean(self.after.calls)),
-            (_mean(self.before.tokens), _mean(self.after.tokens)),
+            (format_passes(self.before), format_passes(self.after)),
+            (format_accuracy(self.before.accuracy), format_accuracy(self.after.accuracy)),
+            (format_mean(self.before.calls), format_mean(self.after.calls)),
+            (format_mean(self.before.tokens), format_mean(self.after.tokens)),
         ]
 
     @property
@@ -137,7 +144,7 @@ def regression_lines(comparison: Comparison) -> list[str]:
 def render_comparison(comparison: Comparison, *, width: int = 80, quiet: bool = False) -> str:
     """The headline, the changed fixtures (not when quiet), the suite deltas, and the lists of
     regressions and fixes."""
-    lines = [_rule(f"baseline {comparison.baseline}", width), _headline(comparison)]
+    lines = [format_rule(f"baseline {comparison.baseline}", width), _headline(comparison)]
     lines += [
         f"{suite.provider} is compared with {suite.baseline_provider}"
         for suite in comparison.suites
@@ -150,11 +157,11 @@ def render_comparison(comparison: Comparison, *, width: int = 80, quiet: bool = 
             [c.fixture, c.provider, *(_arrow(old, new) for old, new in c.cells()), c.verdict]
             for c in changed
         ]
-        lines += ["", *_table(header, rows, set())]
+        lines += ["", *format_table(header, rows, set())]
     if comparison.suites:
         header = ["provider", "figure", "before", "after", "delta"]
         rows = [row for suite in comparison.suites for row in _suite_rows(suite)]
-        lines += ["", *_table(header, rows, {2, 3, 4})]
+        lines += ["", *format_table(header, rows, {2, 3, 4})]
     lists = [
         f"{title}: " + ", ".join(f"{c.fixture} [{c.provider}]" for c in found)
         for title, found in (("regressions", comparison.regressions), ("fixed", comparison.fixes))
@@ -187,8 +194,13 @@ def _suite_rows(suite: SuiteChange) -> list[list[str]]:
     old, new = suite.before, suite.after
     figures = [
         ("fixtures", str(old.fixtures), str(new.fixtures), _delta(old.fixtures, new.fixtures)),
-        ("accuracy", _accuracy(old.accuracy), _accuracy(new.accuracy), _accuracy_delta(old, new)),
-        ("pass rate", _pass_rate(old), _pass_rate(new), _points(old, new)),
+        (
+            "accuracy",
+            format_accuracy(old.accuracy),
+            format_accuracy(new.accuracy),
+            _accuracy_delta(old, new),
+        ),
+        ("pass rate", format_pass_rate(old), format_pass_rate(new), _points(old, new)),
         ("calls", str(old.calls), str(new.calls), _delta(old.calls, new.calls)),
         ("redundant", str(old.redundant), str(new.redundant), _delta(old.redundant, new.redundant)),
         ("errors", str(old.errors), str(new.errors), _delta(old.errors, new.errors)),

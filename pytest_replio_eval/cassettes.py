@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .providers.base import Completion, ProviderError, Request
-from .providers.mock import _completion
+from .providers.mock import parse_completion
 from .report import write_report
 
 CASSETTE_VERSION = 1
@@ -151,7 +151,7 @@ class Cassette:
         if "error" in exchange:
             raise ProviderError(str(exchange["error"]))
         try:
-            return _completion(exchange.get("response"), "response", step)
+            return parse_completion(exchange.get("response"), "response", step)
         except ProviderError as exc:
             raise ProviderError(f"{where}: {exc}") from None
 

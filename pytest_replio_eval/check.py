@@ -14,7 +14,7 @@ from pathlib import Path
 import pluggy
 
 from .engine import TurnSettings, provision, run_turn
-from .fixtures import Fixture, FixtureError, _json_path, discover
+from .fixtures import Fixture, FixtureError, discover, json_path_of
 from .metrics import compute_metrics
 from .permissions import HeadlessUI, Permissions, refusal
 from .plugins import tool_registry
@@ -46,7 +46,7 @@ def _tool_problems(fixture: Fixture, registry: dict[str, Tool]) -> list[FixtureE
     problems = []
 
     def add(where: list[str | int], message: str) -> None:
-        problems.append(FixtureError(fixture.source, _json_path(where), message))
+        problems.append(FixtureError(fixture.source, json_path_of(where), message))
 
     permissions, ui = Permissions.from_fixture(fixture), HeadlessUI()
     for index, name in enumerate(fixture.expected or []):

@@ -68,7 +68,7 @@ def local_dir(project: Path) -> Path:
 def load_fixture(data: Any, source: str, default_id: str | None = None) -> Fixture:
     """Validate one fixture object; any problem is one FixtureError naming its JSON path."""
     if not isinstance(data, dict):
-        raise FixtureError(source, "(root)", f"must be a JSON object, not {_json_type(data)}")
+        raise FixtureError(source, "(root)", f"must be a JSON object, not {json_type(data)}")
     if "id" not in data:
         if default_id is None:
             raise FixtureError(source, "id", "is required")
@@ -194,17 +194,17 @@ def _describe(error: ValidationError) -> tuple[str, str]:
     path = list(error.absolute_path)
     if error.validator == "required":
         missing = next(key for key in error.validator_value if key not in error.instance)
-        return _json_path([*path, missing]), "is required"
+        return json_path_of([*path, missing]), "is required"
     if error.validator == "additionalProperties":
         known = error.schema.get("properties", {})
         unknown = [repr(key) for key in error.instance if key not in known]
-        return _json_path(path), f"unknown key{'s' * (len(unknown) > 1)} {', '.join(unknown)}"
+        return json_path_of(path), f"unknown key{'s' * (len(unknown) > 1)} {', '.join(unknown)}"
     if error.validator == "maxProperties":  # only matchers limit their keys
         keys = ", ".join(repr(key) for key in error.instance)
-        return _json_path(path), f"a matcher takes exactly one key, not {keys}"
+        return json_path_of(path), f"a matcher takes exactly one key, not {keys}"
     if (error.validator, error.validator_value) in (("minLength", 1), ("pattern", r"\S")):
-        return _json_path(path), "must not be empty"
-    return _json_path(path), error.message
+        return json_path_of(path), "must not be empty"
+    return json_path_of(path), error.message
 
 
 def _semantic_problem(data: dict[str, Any]) -> tuple[str, str] | None:
@@ -217,14 +217,14 @@ def _semantic_problem(data: dict[str, Any]) -> tuple[str, str] | None:
         for path in paths:
             problem = _path_problem(path)
             if problem is not None:
-                return _json_path([*where, path]), problem
+                return json_path_of([*where, path]), problem
     if verifier.get("exact") and "expected" not in data:
         return "verifier.exact", "requires expected"
     for where, pattern in _regexes(verifier):
         try:
             re.compile(pattern)
         except re.error as exc:
-            return _json_path(where), f"invalid regular expression: {exc}"
+            return json_path_of(where), f"invalid regular expression: {exc}"
     return None
 
 
@@ -261,14 +261,14 @@ def _matcher_regexes(where: list[Any], value: Any) -> Iterator[tuple[list[Any], 
         yield from _matcher_regexes([*where, "$any", index], option)
 
 
-def _json_path(parts: list[Any]) -> str:
+def json_path_of(parts: list[Any]) -> str:
     """Dotted, with odd keys (empty, unprintable) JSON-quoted so the message stays one line."""
     if not parts:
         return "(root)"
     return ".".join(p if p and p.isprintable() else json.dumps(p) for p in map(str, parts))
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
     names = {
         list: "an array",
         str: "a string",

@@ -545,9 +545,15 @@ class EvalItem(pytest.Item):
         self.add_marker("replio")
 
     def new_worktree(self) -> Path:
-        # The tmp_path machinery (what the tmp_path fixture uses), so --basetemp applies.
+        """`<name>0` from the tmp_path machinery, so --basetemp applies. Item names are unique,
+        so the first try skips the `<name>current` symlink a numbered dir costs (a third of
+        an item's file system time); a name cut to the same 30 characters goes on numbered."""
         factory = self.config._tmp_path_factory  # type: ignore[attr-defined]
-        return factory.mktemp(re.sub(r"\W", "_", self.name)[:30], numbered=True)
+        name = re.sub(r"\W", "_", self.name)[:30]
+        try:
+            return factory.mktemp(f"{name}0", numbered=False)
+        except FileExistsError:
+            return factory.mktemp(name, numbered=True)
 
     def run_turn(self, worktree: Path) -> Metrics:
         """May run in a thread (--replio-concurrency): it touches no pytest state."""

@@ -4,8 +4,9 @@ A turn spends its time waiting on the provider, so threads overlap that wait wit
 per turn (what xdist's start-up costs). pytest still runs the items one by one, in order: each
 item's runtest takes its turn's metrics, started ahead by the pool, and reports them itself, so
 `-x`, `-k`, `--lf` and every report see an ordinary serial run. At most 2N turns are started and
-not yet taken. When the loop ends early (`-x`, Ctrl-C) the turns not yet started are dropped;
-those under way finish in the background and are never reported.
+not yet taken. When the loop ends early (`-x`, Ctrl-C) the turns not yet under way are dropped;
+those under way are abandoned (daemon threads: the process does not wait for them) and never
+reported.
 
 Under xdist (`-n`) a worker is handed its items a few at a time and may have them taken back,
 so it cannot know which turns are its own to start: workers run their turns one by one.
@@ -13,8 +14,9 @@ so it cannot know which turns are its own to start: workers run their turns one 
 
 from __future__ import annotations
 
+import queue
+import threading
 from collections.abc import Generator
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -49,8 +51,56 @@ def take(item: TurnItem, config: pytest.Config) -> tuple[Path, Metrics]:
     if started is None:
         worktree = item.new_worktree()
         return worktree, item.run_turn(worktree)
-    worktree, future = started
-    return worktree, future.result()
+    return started.worktree, started.result()
+
+
+class _Turn:
+    """One turn handed to the pool, and its outcome."""
+
+    def __init__(self, item: TurnItem, worktree: Path) -> None:
+        self.item, self.worktree = item, worktree
+        self.cancelled = False
+        self._done = threading.Event()
+        self._metrics: Metrics | None = None
+        self._error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self._metrics = self.item.run_turn(self.worktree)
+        except BaseException as exc:  # re-raised in the item, as if it had run there
+            self._error = exc
+        finally:
+            self._done.set()
+
+    def result(self) -> Metrics:
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        assert self._metrics is not None
+        return self._metrics
+
+
+class _Pool:
+    """N daemon threads taking turns in order: Ctrl-C must not wait for a turn under way."""
+
+    def __init__(self, size: int) -> None:
+        self._turns: queue.SimpleQueue[_Turn | None] = queue.SimpleQueue()
+        for number in range(size):
+            name = f"replio-turn-{number}"
+            threading.Thread(target=self._work, name=name, daemon=True).start()
+        self._size = size
+
+    def submit(self, turn: _Turn) -> None:
+        self._turns.put(turn)
+
+    def close(self) -> None:
+        for _ in range(self._size):
+            self._turns.put(None)  # each thread ends at its first None
+
+    def _work(self) -> None:
+        for turn in iter(self._turns.get, None):
+            if not turn.cancelled:
+                turn.run()
 
 
 class Prefetch:
@@ -60,11 +110,11 @@ class Prefetch:
         self.config = config
         self.concurrency = concurrency
         self.window = 2 * concurrency
-        self._pool: ThreadPoolExecutor | None = None
+        self._pool: _Pool | None = None
         self._order: list[TurnItem] = []  # the turns of the run loop, in its order
         self._position: dict[TurnItem, int] = {}
         self._next = 0  # the position of the first turn not yet started
-        self._started: dict[int, tuple[Path, Future[Metrics]]] = {}
+        self._started: dict[int, _Turn] = {}
 
     def pytest_report_header(self) -> str:
         if self.config.pluginmanager.has_plugin("dsession"):  # the xdist controller
@@ -79,21 +129,21 @@ class Prefetch:
         # session.items is final here: -k, -m, --lf and deselection have run.
         self._order = [item for item in session.items if _runs(item)]
         self._position = {item: position for position, item in enumerate(self._order)}
-        self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="replio-turn")
+        self._pool = _Pool(self.concurrency)
         try:
             self._fill()
             return (yield)
         finally:
             self._stop()
 
-    def take(self, item: TurnItem) -> tuple[Path, Future[Metrics]] | None:
+    def take(self, item: TurnItem) -> _Turn | None:
         """The item's started turn, or None when it has none (not planned: run it now)."""
         position = self._position.get(item)
         if position is None or self._pool is None:
             return None
         # Turns of items passed over without a runtest (skipped in setup) free their place.
         for passed in [p for p in self._started if p < position]:
-            self._started.pop(passed)[1].cancel()
+            self._started.pop(passed).cancelled = True
         self._next = max(self._next, position)
         self._fill()
         return self._started.pop(position, None)  # None: taken already (a rerun)
@@ -102,16 +152,18 @@ class Prefetch:
         assert self._pool is not None
         while self._next < len(self._order) and len(self._started) < self.window:
             item = self._order[self._next]
-            worktree = item.new_worktree()  # pytest's tmp_path factory: main thread only
-            self._started[self._next] = (worktree, self._pool.submit(item.run_turn, worktree))
+            # pytest's tmp_path factory is not thread-safe: worktrees are made here.
+            turn = _Turn(item, item.new_worktree())
+            self._started[self._next] = turn
+            self._pool.submit(turn)
             self._next += 1
 
     def _stop(self) -> None:
-        for _, future in self._started.values():
-            future.cancel()
+        for turn in self._started.values():
+            turn.cancelled = True
         self._started.clear()
         if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool.close()
             self._pool = None
 
 

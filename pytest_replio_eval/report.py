@@ -78,7 +78,7 @@ def render_tables(
         for spec in summaries:
             rows = [_row(record) for record in records if record.provider == spec]
             if rows:
-                lines += [_rule(spec, width), *_table(_HEADER, rows, _NUMBERS), ""]
+                lines += [format_rule(spec, width), *format_table(_HEADER, rows, _NUMBERS), ""]
     for spec, summary in summaries.items():
         lines += _summary_lines(spec, summary, width)
     if len(summaries) > 1:
@@ -92,8 +92,8 @@ def _summary_lines(spec: str, summary: Summary, width: int = 80) -> list[str]:
     """`mock: 5 fixtures, accuracy 1.00, ...`, wrapped at commas to fit `width`."""
     parts = [
         f"{summary.fixtures} fixture{'' if summary.fixtures == 1 else 's'}",
-        f"accuracy {_accuracy(summary.accuracy)}",
-        f"pass rate {_pass_rate(summary)}",
+        f"accuracy {format_accuracy(summary.accuracy)}",
+        f"pass rate {format_pass_rate(summary)}",
         *([f"pass^{summary.k} {_pass_hat_k(summary)}"] if summary.k > 1 else []),
         f"calls {summary.calls}",
         f"redundant {summary.redundant}",
@@ -118,29 +118,32 @@ def _row(record: FixtureTrials) -> list[str]:
             status if len(record.statuses) == 1 else f"{count} {status}"
             for status, count in record.statuses.items()
         ),
-        _passes(record) + (" flaky" if record.flaky else ""),
-        _accuracy(record.accuracy),
-        *(_mean(value) for value in (record.calls, record.redundant, record.errors, record.tokens)),
+        format_passes(record) + (" flaky" if record.flaky else ""),
+        format_accuracy(record.accuracy),
+        *(
+            format_mean(value)
+            for value in (record.calls, record.redundant, record.errors, record.tokens)
+        ),
         f"{record.duration_s:.2f}",
     ]
 
 
-def _passes(record: FixtureTrials) -> str:
+def format_passes(record: FixtureTrials) -> str:
     """PASS, FAIL or INFRA (a provider fault) for one run; c/n of the judged runs for several."""
     if record.trials == 1:
         return "INFRA" if record.infra else "PASS" if record.passed else "FAIL"
     return f"{record.passed}/{record.judged}" if record.judged else "INFRA"
 
 
-def _mean(value: float) -> str:
+def format_mean(value: float) -> str:
     return str(int(value)) if value == int(value) else f"{value:.1f}"
 
 
 def _comparison(summaries: dict[str, Summary]) -> list[str]:
     columns = list(summaries.values())
     rows = [
-        ["accuracy", *(_accuracy(s.accuracy) for s in columns)],
-        ["pass rate", *(_pass_rate(s) for s in columns)],
+        ["accuracy", *(format_accuracy(s.accuracy) for s in columns)],
+        ["pass rate", *(format_pass_rate(s) for s in columns)],
         ["calls", *(str(s.calls) for s in columns)],
         ["redundant", *(str(s.redundant) for s in columns)],
         ["errors", *(_errors(s) for s in columns)],
@@ -148,22 +151,22 @@ def _comparison(summaries: dict[str, Summary]) -> list[str]:
     ]
     if any(s.k > 1 for s in columns):
         rows.insert(2, ["pass^k", *(_pass_hat_k(s, show_k=True) for s in columns)])
-    return _table(["metric", *summaries], rows, set(range(1, len(columns) + 1)))
+    return format_table(["metric", *summaries], rows, set(range(1, len(columns) + 1)))
 
 
 def _grid(records: list[FixtureTrials], specs: list[str]) -> list[str]:
     """PASS/FAIL per fixture and spec; `-` where it did not run, `c/n` for repeated runs."""
     cells: dict[str, dict[str, str]] = {}
     for record in records:
-        cells.setdefault(record.fixture, {})[record.provider] = _passes(record)
+        cells.setdefault(record.fixture, {})[record.provider] = format_passes(record)
     rows = [
         [fixture, *(by_spec.get(spec, "-") for spec in specs)]
         for fixture, by_spec in sorted(cells.items())
     ]
-    return _table(["fixture", *specs], rows, set())
+    return format_table(["fixture", *specs], rows, set())
 
 
-def _table(header: list[str], rows: list[list[str]], right: set[int]) -> list[str]:
+def format_table(header: list[str], rows: list[list[str]], right: set[int]) -> list[str]:
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
 
     def line(cells: list[str]) -> str:
@@ -176,17 +179,17 @@ def _table(header: list[str], rows: list[list[str]], right: set[int]) -> list[st
     return [line(header), line(["-" * w for w in widths]), *(line(row) for row in rows)]
 
 
-def _rule(title: str, width: int) -> str:
+def format_rule(title: str, width: int) -> str:
     text = f" {title} "
     fill = max(width - len(text), 4)
     return "-" * (fill // 2) + text + "-" * (fill - fill // 2)
 
 
-def _accuracy(value: float | None) -> str:
+def format_accuracy(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
-def _pass_rate(summary: Summary) -> str:
+def format_pass_rate(summary: Summary) -> str:
     return f"{summary.pass_rate:.0%} ({summary.passed}/{summary.judged})"
 
 

@@ -19,10 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-from jsonschema.exceptions import best_match
-
-from .fixtures import FixtureError, _json_path, _json_type, local_dir
+from .fixtures import FixtureError, json_path_of, json_type, local_dir
 from .providers.base import ProviderSpec
 from .tools.base import Tool
 
@@ -96,13 +93,13 @@ def load_variant(project: Path, name: str) -> Variant:
         message = f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
         raise VariantError(source, "", message) from None
     if not isinstance(data, dict):
-        message = f"must be a JSON object of tool name -> overrides, not {_json_type(data)}"
+        message = f"must be a JSON object of tool name -> overrides, not {json_type(data)}"
         raise VariantError(source, "(root)", message)
     for tool, override in data.items():
         problem = _override_problem(override)
         if problem is not None:
             where, message = problem
-            raise VariantError(source, _json_path([tool, *where]), message)
+            raise VariantError(source, json_path_of([tool, *where]), message)
     return Variant(name, source, data)
 
 
@@ -111,7 +108,9 @@ def apply_variant(registry: Mapping[str, Tool], variant: Variant) -> dict[str, T
     for name in variant.overrides:
         if name not in registry:
             known = ", ".join(sorted(registry))
-            raise VariantError(variant.source, _json_path([name]), f"unknown tool (known: {known})")
+            raise VariantError(
+                variant.source, json_path_of([name]), f"unknown tool (known: {known})"
+            )
     return {
         name: replace(tool, **variant.overrides.get(name, {})) for name, tool in registry.items()
     }
@@ -119,7 +118,7 @@ def apply_variant(registry: Mapping[str, Tool], variant: Variant) -> dict[str, T
 
 def _override_problem(override: Any) -> tuple[list[Any], str] | None:
     if not isinstance(override, dict):
-        kind = _json_type(override)
+        kind = json_type(override)
         return [], f"must be an object with description and/or parameters, not {kind}"
     unknown = [repr(key) for key in override if key not in _KEYS]
     if unknown:
@@ -137,9 +136,12 @@ def _override_problem(override: Any) -> tuple[list[Any], str] | None:
 
 def _parameters_problem(schema: Any) -> tuple[list[Any], str] | None:
     if not isinstance(schema, dict):
-        return ["parameters"], f"must be a JSON Schema object, not {_json_type(schema)}"
+        return ["parameters"], f"must be a JSON Schema object, not {json_type(schema)}"
     if schema.get("type") != "object":
         return ["parameters", "type"], 'must be "object": a tool takes an object of arguments'
+    import jsonschema  # deferred: 25 ms at every pytest start, for a file most runs lack
+    from jsonschema.exceptions import best_match
+
     cls = jsonschema.validators.validator_for(schema)
     error = best_match(cls(cls.META_SCHEMA).iter_errors(schema))
     if error is not None:

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +147,16 @@ def test_only_the_selected_items_turns_are_started(project: pytest.Pytester) -> 
     assert sorted({call["fixture"] for call in calls(project)}) == ["zz1", "zz6"]
 
 
+def test_last_failed_starts_only_the_failed_items_turns(project: pytest.Pytester) -> None:
+    directory = project.path / ".replio" / "eval"
+    (directory / "zz5.json").write_text(json.dumps(fixture(5, passes=False)), encoding="utf-8")
+    args = ["--replio-provider=slow:0", "--replio-concurrency=4", "-k", "zz"]
+    project.runpytest(*args).assert_outcomes(passed=7, failed=1)
+    calls(project)
+    project.runpytest(*args, "--lf").assert_outcomes(failed=1)
+    assert [call["fixture"] for call in calls(project)] == ["zz5", "zz5"]
+
+
 def test_exitfirst_stops_starting_turns(project: pytest.Pytester) -> None:
     directory = project.path / ".replio" / "eval"
     (directory / "zz0.json").write_text(json.dumps(fixture(0, passes=False)), encoding="utf-8")
@@ -155,6 +169,26 @@ def test_exitfirst_stops_starting_turns(project: pytest.Pytester) -> None:
     # However long zz0 takes to fail, at most the 2N = 4 turns ahead of it were started.
     assert "zz0" in started
     assert started <= {"zz0", "zz1", "zz2", "zz3"}
+
+
+def test_ctrl_c_does_not_wait_for_turns_under_way(project: pytest.Pytester) -> None:
+    proc = project.popen(
+        [sys.executable, "-m", "pytest", "--replio-provider=slow:30", "--replio-concurrency=4"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    log = project.path / "calls.log"
+    deadline = time.monotonic() + 30
+    try:
+        while len(log.read_text().splitlines() if log.exists() else []) < 4:
+            assert time.monotonic() < deadline, "the turns did not start"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=10) == pytest.ExitCode.INTERRUPTED  # not 30 s for the turns
+        assert b"KeyboardInterrupt" in proc.stdout.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
 
 
 def test_a_turn_that_raises_fails_only_its_item(project: pytest.Pytester) -> None:
@@ -219,3 +253,30 @@ def test_a_bad_ini_value_is_a_usage_error(project: pytest.Pytester) -> None:
     result = project.runpytest("--replio-provider=slow:0")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*ini replio_concurrency = '0': 0 is less than 1*"])
+
+
+@pytest.mark.parametrize("concurrency", ["1", "2"])
+def test_items_whose_names_share_30_characters_get_their_own_worktrees(
+    project: pytest.Pytester, concurrency: str
+) -> None:
+    directory = project.path / ".replio" / "eval"
+    long = "zz-a-fixture-id-long-enough-to-be-cut"
+    for index in (1, 2):
+        (directory / f"{long}-{index}.json").write_text(json.dumps(fixture(index)))
+    result = project.runpytest(
+        "--replio-provider=slow:0",
+        f"--replio-concurrency={concurrency}",
+        "-k",
+        "long",
+        "--basetemp=bt",
+    )
+    result.assert_outcomes(passed=2)
+    cut = "zz_a_fixture_id_long_enough_to"  # 30 characters of the item name, \W made _
+    worktrees = sorted(
+        p.name
+        for p in (project.path / "bt").iterdir()
+        if p.name.startswith(cut) and not p.is_symlink()
+    )
+    assert worktrees == [f"{cut}0", f"{cut}1"]
+    notes = [sorted(p.name for p in (project.path / "bt" / w).glob("note*")) for w in worktrees]
+    assert notes == [["note1.txt"], ["note2.txt"]]

@@ -352,12 +352,12 @@ def test_the_oracle_solves_each_catalog_fixture(fixture_id: str, tmp_path: Path)
             [
                 "must_include: file_edit was not called",
                 "in_order: expected file_read, file_edit in order; got no calls",
-                "args: no file_read call with path=\"calc.py\" (file_read was not called)",
-                "args: no file_edit call with path=\"calc.py\", old containing \"a - b\", "
-                "(new=\"a + b\" or new=~/\\+/) (file_edit was not called)",
+                'args: no file_read call with path="calc.py" (file_read was not called)',
+                'args: no file_edit call with path="calc.py", old containing "a - b", '
+                '(new="a + b" or new=~/\\+/) (file_edit was not called)',
                 "files.calc.py: /return (a \\+ b|b \\+ a)\\n/ did not match",
                 'command: "python3 -c \\"import calc; assert calc.add(2, 3) == 5; '
-                'assert calc.mul(2, 3) ... exited 1, expected 0: AssertionError',
+                "assert calc.mul(2, 3) ... exited 1, expected 0: AssertionError",
             ],
         ),
         (
@@ -365,8 +365,8 @@ def test_the_oracle_solves_each_catalog_fixture(fixture_id: str, tmp_path: Path)
             [
                 "must_include: file_write was not called",
                 "in_order: expected file_read, file_write in order; got no calls",
-                "args: no file_read call with path=\"CHANGELOG.md\" (file_read was not called)",
-                "args: no file_write call with path=\"VERSION\", content containing \"1.4.0\" "
+                'args: no file_read call with path="CHANGELOG.md" (file_read was not called)',
+                'args: no file_write call with path="VERSION", content containing "1.4.0" '
                 "(file_write was not called)",
                 "files.VERSION: missing",
             ],

@@ -70,12 +70,12 @@ def _completions(items: Any, where: str) -> list[Completion]:
     if not isinstance(items, list):
         raise ProviderError(f"{where}: expected a list of completions")
     return [
-        item if isinstance(item, Completion) else _completion(item, f"{where}: [{i}]", i)
+        item if isinstance(item, Completion) else parse_completion(item, f"{where}: [{i}]", i)
         for i, item in enumerate(items)
     ]
 
 
-def _completion(item: Any, where: str, step: int) -> Completion:
+def parse_completion(item: Any, where: str, step: int) -> Completion:
     _check_object(item, _COMPLETION_KEYS, where)
     text = item.get("text", "")
     finish_reason = item.get("finish_reason")
