@@ -48,6 +48,16 @@ def parse_spec(text: str, default_model: str | None = None) -> ProviderSpec:
     return ProviderSpec(name=name, model=model or default_model, base_url=base_url)
 
 
+def require_model(spec: ProviderSpec) -> str:
+    """Servers that host many models need one named; say how before any request."""
+    if not spec.model:
+        raise ProviderError(
+            f"{spec.name}: no model given; "
+            f"use --replio-provider={spec.name}:MODEL or --replio-model"
+        )
+    return spec.model
+
+
 @dataclass(frozen=True)
 class ProviderSettings:
     temperature: float = 0.0

@@ -22,6 +22,7 @@ from .base import (
     ProviderSpec,
     Request,
     Usage,
+    require_model,
 )
 from .http import JsonClient, function_tools, optional_int, tool_call
 
@@ -31,11 +32,7 @@ DEFAULT_HOST = f"http://127.0.0.1:{DEFAULT_PORT}"
 
 class OllamaProvider:
     def __init__(self, spec: ProviderSpec, settings: ProviderSettings) -> None:
-        if not spec.model:
-            raise ProviderError(
-                f"{spec.name}: no model given; "
-                f"use --replio-provider={spec.name}:MODEL or --replio-model"
-            )
+        require_model(spec)
         self.spec = spec
         self.settings = settings
         host = spec.base_url or os.environ.get("OLLAMA_HOST", "")

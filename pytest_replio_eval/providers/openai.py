@@ -20,6 +20,7 @@ from .base import (
     ProviderSpec,
     Request,
     Usage,
+    require_model,
 )
 from .http import JsonClient, function_tools, optional_int, tool_call
 
@@ -29,11 +30,7 @@ _KEY_REQUIRED_HOST = "api.openai.com"
 
 class OpenAIProvider:
     def __init__(self, spec: ProviderSpec, settings: ProviderSettings) -> None:
-        if not spec.model:
-            raise ProviderError(
-                f"{spec.name}: no model given; "
-                f"use --replio-provider={spec.name}:MODEL or --replio-model"
-            )
+        require_model(spec)
         self.spec = spec
         self.settings = settings
         self.base_url = base_url(spec)
