@@ -422,7 +422,7 @@ class EvalSession:
 
 
 def _fixture_collectors(session: pytest.Session, state: EvalState) -> list[pytest.Collector]:
-    """One collector per fixture source, in precedence order, each yielding sorted items."""
+    """One collector per fixture source, ordered by fixture id (the same on every xdist worker)."""
     found = discover(session.config.rootpath, state.pm)
     wanted = set(state.options.fixture_ids)
     by_source: dict[str, list[Fixture]] = {}
