@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from .engine import TurnSettings
 from .gate import Thresholds
-from .providers.base import ProviderSpec, parse_spec
+from .providers.base import ProviderSettings, ProviderSpec, parse_spec
+from .providers.replay import with_cassettes
 from .recording import Recording
 from .saved import SavedReport
+from .variants import resolve_variants, variant_name
+
+
+class OptionError(ValueError):
+    """A bad option or ini value, phrased for the user (pytest shows it as a usage error)."""
 
 
 def spec_list(text: str) -> list[ProviderSpec]:
@@ -100,3 +108,62 @@ def resolve_specs(
         if spec not in resolved:
             resolved.append(spec)
     return resolved
+
+
+def read_options(option: Callable[[str], Any], ini: Callable[[str], Any]) -> EvalOptions:
+    """Each setting from its option (already parsed by its `type=`), else from the ini file,
+    parsed the same way; `option` and `ini` are pytest's config.getoption and config.getini."""
+
+    def value(name: str, parse: Callable[[str], Any] | None = None) -> Any:
+        found = option(name)
+        if found is None:
+            raw = ini(name)
+            if raw:
+                try:
+                    found = parse(raw) if parse else raw
+                except (argparse.ArgumentTypeError, ValueError) as exc:
+                    raise OptionError(f"ini {name} = {raw!r}: {exc}") from None
+        return found
+
+    cassettes = value("replio_cassettes")
+    specs = resolve_specs(
+        with_cassettes(value("replio_provider", spec_list), cassettes),
+        with_cassettes(option("replio_compare"), cassettes),
+        value("replio_model"),
+        value("replio_base_url"),
+    )
+    defaults = TurnSettings()
+    timeout = value("replio_timeout", positive_float) or defaults.timeout
+    concurrency = value("replio_concurrency", positive_int) or 1
+    settings = TurnSettings(
+        max_steps=value("replio_max_steps", positive_int) or defaults.max_steps,
+        timeout=timeout,
+        chdir=concurrency == 1,  # turns side by side cannot share the process's cwd
+        # No request outlives its turn: a hung server fails the item once the turn is due.
+        provider=ProviderSettings(request_timeout=min(ProviderSettings.request_timeout, timeout)),
+    )
+    json_path = option("replio_json")
+    record = option("replio_record")
+    if option("replio_fail_on_regression") and not option("replio_baseline"):
+        raise OptionError("--replio-fail-on-regression needs --replio-baseline=PATH")
+    return EvalOptions(
+        specs=specs,
+        fixture_ids=list(option("replio_fixture")),
+        settings=settings,
+        json_path=Path(json_path).resolve() if json_path else None,
+        only=option("replio_only"),
+        concurrency=concurrency,
+        record=Recording(Path(record).resolve(), option("replio_record_mode") or "all")
+        if record
+        else None,
+        baseline=option("replio_baseline"),
+        fail_on_regression=option("replio_fail_on_regression"),
+        trials=value("replio_trials", positive_int) or 1,
+        thresholds=Thresholds(
+            min_pass_rate=value("replio_min_pass_rate", fraction),
+            min_accuracy=value("replio_min_accuracy", fraction),
+        ),
+        soft=bool(value("replio_soft")),
+        infra=value("replio_infra", infra_policy) or "fail",
+        tools=resolve_variants(value("replio_tools", variant_name), option("replio_compare_tools")),
+    )

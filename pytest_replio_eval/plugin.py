@@ -18,25 +18,24 @@ import pluggy
 import pytest
 
 from .baseline import Comparison, compare, regression_lines, render_comparison
-from .engine import TurnSettings
 from .fixtures import Fixture, FixtureError, discover
-from .gate import Thresholds, missed_thresholds
+from .gate import missed_thresholds
 from .metrics import Metrics, summarize
 from .options import (
     EvalOptions,
+    OptionError,
     fraction,
     infra_policy,
     positive_float,
     positive_int,
-    resolve_specs,
+    read_options,
     spec_list,
 )
 from .plugins import plugin_manager, provider_factories, tool_registry
 from .prefetch import install as install_prefetch
 from .prefetch import take as take_turn
-from .providers.base import ProviderSettings, ProviderSpec
-from .providers.replay import with_cassettes
-from .recording import Recording, record_mode
+from .providers.base import ProviderSpec
+from .recording import record_mode
 from .report import build_report, render_tables, write_report
 from .runner import Runner
 from .saved import report_file
@@ -45,7 +44,6 @@ from .variants import (
     BASE,
     VariantError,
     load_variant,
-    resolve_variants,
     run_label,
     variant_name,
     variant_names,
@@ -230,66 +228,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-def _value(config: pytest.Config, dest: str, parse: Any = None) -> Any:
-    """The option if given, else the ini value parsed as the option would be."""
-    value = config.getoption(dest)
-    if value is None:
-        raw = config.getini(dest)
-        if raw:
-            try:
-                value = parse(raw) if parse else raw
-            except Exception as exc:  # the argparse type errors carry the reason
-                raise pytest.UsageError(f"ini {dest} = {raw!r}: {exc}") from None
-    return value
-
-
-def _read_options(config: pytest.Config) -> EvalOptions:
-    cassettes = _value(config, "replio_cassettes")
-    specs = resolve_specs(
-        with_cassettes(_value(config, "replio_provider", spec_list), cassettes),
-        with_cassettes(config.getoption("replio_compare"), cassettes),
-        _value(config, "replio_model"),
-        _value(config, "replio_base_url"),
-    )
-    defaults = TurnSettings()
-    timeout = _value(config, "replio_timeout", positive_float) or defaults.timeout
-    concurrency = _value(config, "replio_concurrency", positive_int) or 1
-    settings = TurnSettings(
-        max_steps=_value(config, "replio_max_steps", positive_int) or defaults.max_steps,
-        timeout=timeout,
-        chdir=concurrency == 1,  # turns side by side cannot share the process's cwd
-        # No request outlives its turn: a hung server fails the item once the turn is due.
-        provider=ProviderSettings(request_timeout=min(ProviderSettings.request_timeout, timeout)),
-    )
-    json_path = config.getoption("replio_json")
-    record = config.getoption("replio_record")
-    if config.getoption("replio_fail_on_regression") and not config.getoption("replio_baseline"):
-        raise pytest.UsageError("--replio-fail-on-regression needs --replio-baseline=PATH")
-    return EvalOptions(
-        specs=specs,
-        fixture_ids=list(config.getoption("replio_fixture")),
-        settings=settings,
-        json_path=Path(json_path).resolve() if json_path else None,
-        only=config.getoption("replio_only"),
-        concurrency=concurrency,
-        record=Recording(Path(record).resolve(), config.getoption("replio_record_mode") or "all")
-        if record
-        else None,
-        baseline=config.getoption("replio_baseline"),
-        fail_on_regression=config.getoption("replio_fail_on_regression"),
-        trials=_value(config, "replio_trials", positive_int) or 1,
-        thresholds=Thresholds(
-            min_pass_rate=_value(config, "replio_min_pass_rate", fraction),
-            min_accuracy=_value(config, "replio_min_accuracy", fraction),
-        ),
-        soft=bool(_value(config, "replio_soft")),
-        infra=_value(config, "replio_infra", infra_policy) or "fail",
-        tools=resolve_variants(
-            _value(config, "replio_tools", variant_name), config.getoption("replio_compare_tools")
-        ),
-    )
-
-
 def _replio_plugins(config: pytest.Config) -> list[ModuleType]:
     """conftest.py files and -p modules that implement replio hooks join the replio manager."""
     return [
@@ -305,7 +243,10 @@ def _replio_plugins(config: pytest.Config) -> list[ModuleType]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    options = _read_options(config)
+    try:
+        options = read_options(config.getoption, config.getini)
+    except OptionError as exc:
+        raise pytest.UsageError(str(exc)) from None
     if not options.specs:
         return  # installing the plugin never changes an unrelated test run
     pm = plugin_manager(_replio_plugins(config))
