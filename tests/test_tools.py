@@ -6,16 +6,19 @@ import dataclasses
 import http.server
 import os
 import socket
+import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import jsonschema
 import pluggy
 import pytest
 
 from pytest_replio_eval import hookspecs, tools
+from pytest_replio_eval.schemacheck import compile_schema
 from pytest_replio_eval.tools import (
     OUTPUT_CAP,
     Tool,
@@ -549,6 +552,33 @@ def test_call_tool_turns_failures_into_error_results(ctx: ToolContext) -> None:
 def test_call_tool_with_a_broken_schema_is_an_error_result(ctx: ToolContext) -> None:
     tool = Tool("t", "bad", {"type": "no-such-type"}, "read", lambda c, a: "ran")
     assert call_tool(tool, ctx, {}).startswith("Error: t failed: SchemaError: ")
+
+
+def test_builtin_schemas_are_valid_and_compiled() -> None:
+    for tool in builtin_tools().values():
+        jsonschema.validators.validator_for(tool.parameters).check_schema(tool.parameters)
+        assert compile_schema(tool.parameters) is not None, tool.name
+
+
+def test_only_a_rejected_call_imports_jsonschema(tmp_path: Path) -> None:
+    # Every xdist worker would pay 30 ms to import it at its first tool call.
+    code = """if True:
+        import sys
+        from pathlib import Path
+        from pytest_replio_eval.tools import ToolContext, builtin_tools, call_tool
+        ctx, tool = ToolContext(Path(sys.argv[1])), builtin_tools()["list"]
+        for arguments in ({"path": "."}, {"depth": 0}):
+            print(call_tool(tool, ctx, arguments), "jsonschema" in sys.modules)
+    """
+    (tmp_path / "a.txt").write_text("a", encoding="utf-8")
+    run = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path.resolve())], capture_output=True, text=True
+    )
+    assert (run.stdout, run.stderr) == (
+        "a.txt False\n"
+        "Error: invalid arguments for list: depth: 0 is less than the minimum of 1 True\n",
+        "",
+    )
 
 
 def test_call_tool_caps_output_with_a_note(ctx: ToolContext) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import random
+import ssl
 import time
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
@@ -38,6 +39,12 @@ EXCERPT = 200  # characters of a non-JSON body quoted in an error line
 _RETRY_STATUSES = frozenset({408, 409, 429})
 
 
+def _trusting_no_one() -> ssl.SSLContext:
+    """For a plain-HTTP server, which is never asked for TLS (redirects are not followed): a
+    context that trusts no certificate, instead of loading the CA bundle (35 ms a process)."""
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+
+
 class JsonClient:
     """POSTs JSON to one server for one provider; safe to share between threads."""
 
@@ -55,7 +62,11 @@ class JsonClient:
         self.timeout = settings.request_timeout
         self.retries = max(0, settings.retries)
         self._secret = secret  # redacted from every error line, whatever the server echoes
-        self._client = httpx.Client(timeout=settings.request_timeout, headers=dict(headers or {}))
+        self._client = httpx.Client(
+            timeout=settings.request_timeout,
+            headers=dict(headers or {}),
+            verify=_trusting_no_one() if self.base_url.lower().startswith("http://") else True,
+        )
 
     def __repr__(self) -> str:
         return f"JsonClient({self.label!r}, {self.base_url!r})"

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from ..hookspecs import hookimpl
+from ..schemacheck import Check, compile_schema
 from . import command, fs, web
 from .base import Tool, ToolContext, ToolError
 from .output import OUTPUT_CAP, cap
@@ -31,6 +33,19 @@ def register_tools(tools: dict[str, Tool]) -> None:
     tools.update(builtin_tools())
 
 
+@cache
+def _builtin_checks() -> dict[int, Check]:
+    """id(parameters) -> compiled check, for the built-in schemas (module constants, so their ids
+    are never reused; valid, as tests check): a call they accept never imports jsonschema."""
+    checks = {id(tool.parameters): compile_schema(tool.parameters) for tool in _BUILTINS}
+    return {key: check for key, check in checks.items() if check is not None}
+
+
+def _accepts(tool: Tool) -> Check:
+    """Any other schema goes through jsonschema, which first says whether it is a valid schema."""
+    return _builtin_checks().get(id(tool.parameters)) or _validator(tool).is_valid
+
+
 def _validator(tool: Tool) -> Validator:
     cached = _validators.get(id(tool.parameters))
     if cached is None or cached[0] is not tool.parameters:
@@ -48,13 +63,14 @@ def _arguments(tool: Tool, arguments: dict[str, Any] | str) -> dict[str, Any]:
             arguments = json.loads(arguments)
         except json.JSONDecodeError as exc:
             raise ToolError(f"arguments for {tool.name} are not valid JSON: {exc}") from None
-    from jsonschema.exceptions import best_match  # imported by _validator already
+    if not _accepts(tool)(arguments):
+        from jsonschema.exceptions import best_match  # deferred: only a rejected call needs it
 
-    error = best_match(_validator(tool).iter_errors(arguments))
-    if error is not None:
-        where = ".".join(str(part) for part in error.absolute_path)
-        message = f"{where}: {error.message}" if where else error.message
-        raise ToolError(f"invalid arguments for {tool.name}: {message}")
+        error = best_match(_validator(tool).iter_errors(arguments))
+        if error is not None:
+            where = ".".join(str(part) for part in error.absolute_path)
+            message = f"{where}: {error.message}" if where else error.message
+            raise ToolError(f"invalid arguments for {tool.name}: {message}")
     return arguments  # type: ignore[return-value]  # the schema says it is an object
 
 
