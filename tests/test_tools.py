@@ -208,7 +208,9 @@ def test_glob_lists_matches_relative_to_the_worktree(ctx: ToolContext) -> None:
     assert call(ctx, "glob", {"pattern": "*.py", "path": "pkg"}) == "pkg/c.py"
     assert call(ctx, "glob", {"pattern": "*"}) == "a.txt\nb.py\npkg/"
     assert call(ctx, "glob", {"pattern": "*.rs"}) == "No files match"
-    assert call(ctx, "glob", {"pattern": "**"}) == "pkg/\npkg/sub/"
+    everything = "a.txt\nb.py\npkg/\npkg/c.py\npkg/sub/\npkg/sub/d.py"
+    assert call(ctx, "glob", {"pattern": "**"}) == everything
+    assert call(ctx, "glob", {"pattern": "**", "path": "pkg"}) == "pkg/c.py\npkg/sub/\npkg/sub/d.py"
 
 
 # --- grep -----------------------------------------------------------------------------------

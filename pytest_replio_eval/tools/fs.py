@@ -120,6 +120,9 @@ def glob(ctx: ToolContext, args: dict[str, Any]) -> str:
     pattern = args["pattern"]
     _check_pattern(pattern)
     base = _directory(ctx, args.get("path", "."))
+    if pattern.split("/")[-1] == "**":
+        # Everything below, files too, on every Python (before 3.13 pathlib gave only dirs).
+        pattern += "/*"
     try:
         matches = list(base.glob(pattern))
     except (ValueError, IndexError) as exc:  # pathlib rejects "" and chokes on "."
