@@ -75,13 +75,13 @@ def _oracle_problems(
     fixture: Fixture, oracle: MockProvider, registry: dict[str, Tool], worktree: Path
 ) -> list[str]:
     """The oracle's failed calls, then what the verifier says of its turn, as a mock run
-    would; a fixture without `expected` has no oracle to check."""
-    if fixture.expected is None:
-        return []
+    would; a fixture without `expected` has no oracle to check, but its files still must fit."""
     try:
         worktree = provision(fixture, worktree, provider=ORACLE)
     except FixtureError as exc:  # files the worktree cannot hold
         return [str(exc)]
+    if fixture.expected is None:
+        return []
     turn = run_turn(fixture, oracle, TurnSettings(), worktree=worktree, tools=registry)
     calls = zip(turn.trace, turn.results, strict=True)
     problems = [

@@ -25,7 +25,7 @@ import pytest
 from .baseline import compare, regression_lines, render_comparison
 from .check import check_project
 from .fixtures import Fixture, discover
-from .options import spec_list
+from .options import output_file, spec_list
 from .plugins import plugin_manager
 from .report import render_tables, write_report
 from .saved import ReportError, merge_reports, report_file
@@ -203,7 +203,9 @@ def _parser() -> argparse.ArgumentParser:
         "merge", help="merge the JSON reports of CI shards", description=merge_files.__doc__
     )
     merging.add_argument("reports", nargs="+", type=report_file, metavar="REPORT")
-    merging.add_argument("-o", "--output", required=True, metavar="PATH", help="merged report")
+    merging.add_argument(
+        "-o", "--output", required=True, type=output_file, metavar="PATH", help="merged report"
+    )
     merging.set_defaults(handler=merge_files)
 
     reporting = actions.add_parser(

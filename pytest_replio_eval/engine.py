@@ -144,8 +144,8 @@ class _Loop:
         self.permissions = Permissions.from_fixture(fixture)
         self.ui = HeadlessUI()
         self.offered = offered_tools(self.registry, self.permissions, self.ui)
-        self.ctx = ToolContext(Path(worktree).resolve(), settings.tool_timeout)
         self.deadline = None if settings.timeout is None else time.monotonic() + settings.timeout
+        self.ctx = ToolContext(Path(worktree).resolve(), settings.tool_timeout, self.deadline)
         self.messages: list[dict[str, Any]] = [
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": fixture.task},

@@ -63,6 +63,17 @@ def fraction(text: str) -> float:
     return value
 
 
+def output_file(text: str) -> str:
+    """A report path written at the end: refused now if it cannot be a file, not after the run."""
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: is a directory")
+    parent = next(parent for parent in path.absolute().parents if parent.exists())
+    if not parent.is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: {parent} is not a directory")
+    return text
+
+
 INFRA_POLICIES = ("fail", "skip")
 
 

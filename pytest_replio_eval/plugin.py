@@ -26,6 +26,7 @@ from .options import (
     OptionError,
     fraction,
     infra_policy,
+    output_file,
     positive_float,
     positive_int,
     read_options,
@@ -146,7 +147,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type=positive_int,
         metavar="N",
     )
-    add("--replio-json", None, "write the JSON report to PATH", metavar="PATH")
+    add("--replio-json", None, "write the JSON report to PATH", type=output_file, metavar="PATH")
     add(
         "--replio-trials",
         "replio_trials",
@@ -517,6 +518,8 @@ class EvalItem(pytest.Item):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
         if isinstance(excinfo.value, EvalFailed):
             return failure_text(excinfo.value.metrics)
+        if isinstance(excinfo.value, FixtureError):  # files the worktree cannot hold
+            return str(excinfo.value)
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[Path, int | None, str]:

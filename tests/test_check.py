@@ -119,6 +119,14 @@ def test_a_fixture_without_expected_has_no_oracle_to_check(tmp_path: Path) -> No
     assert check_project(tmp_path, plugin_manager()) == []
 
 
+def test_a_fixture_without_expected_still_has_its_files_checked(tmp_path: Path) -> None:
+    clash = {"expected": None, "files": {"notes.txt": "hello\n", "notes.txt/deeper": ""}}
+    write(tmp_path / ".replio" / "eval" / "free.json", fixture(clash))
+    assert check_project(tmp_path, plugin_manager()) == [
+        ".replio/eval/free.json: files.notes.txt/deeper: cannot write: File exists"
+    ]
+
+
 def test_cli_check_prints_the_problems_and_exits_1(project: Path, capsys) -> None:
     assert cli.main(["eval", "--path", str(project), "check"]) == 1
     assert capsys.readouterr() == ("".join(line + "\n" for line in EXPECTED), "")

@@ -298,6 +298,17 @@ def test_timeout_cancels_between_tool_calls_and_keeps_the_turn(tmp_path: Path):
     assert len(provider.requests) == 1
 
 
+def test_a_command_does_not_outlive_the_turn(tmp_path: Path):
+    fixture = Fixture(id="t1", task="Wait.", tool_permission={"bash": "allow"})
+    long_nap = call("run_command", {"command": "sleep 20", "timeout": 60})
+    settings = TurnSettings(max_steps=5, timeout=0.5, tool_timeout=30.0, chdir=False)
+    started = time.monotonic()
+    turn = run_turn(fixture, Recorder(long_nap, answer("never")), settings, worktree=tmp_path)
+    assert time.monotonic() - started < 5  # not the 20 s of the command
+    assert (turn.status, turn.error) == ("cancelled", "turn timed out after 0.5s")
+    assert turn.results[0].startswith("Error: command timed out after 0.")
+
+
 def test_keyboard_interrupt_cancels_and_returns_the_turn(tmp_path: Path):
     before = os.getcwd()
     settings = TurnSettings(max_steps=5, timeout=None, chdir=True)

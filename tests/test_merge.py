@@ -67,6 +67,10 @@ def test_a_bad_report_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFix
     assert capsys.readouterr().err.endswith(
         f"error: argument REPORT: {bad}: results[0]: expected an object\n"
     )
+    assert main(["eval", "merge", "-o", str(bad / "m.json"), str(bad)]) == 2
+    assert capsys.readouterr().err.endswith(
+        f"error: argument -o/--output: {bad / 'm.json'}: {bad} is not a directory\n"
+    )
     assert main(["eval", "report", str(tmp_path / "none.json")]) == 2
     assert capsys.readouterr().err.endswith(
         f"error: argument REPORT: {tmp_path / 'none.json'}: cannot read: "

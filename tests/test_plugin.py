@@ -121,6 +121,24 @@ def test_a_failing_fixture_exits_1_with_its_clauses_and_trace(pytester: pytest.P
     assert "def runtest" not in result.stdout.str()
 
 
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_files_the_worktree_cannot_hold_fail_the_item_with_one_line(
+    pytester: pytest.Pytester, workers: str
+) -> None:
+    write_fixture(pytester, "clash", {"task": "Read a.", "files": {"a": "x", "a/b": "y"}})
+    result = pytester.runpytest("--replio-provider=mock", "--replio-fixture=clash", "-n", workers)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*_ clash[[]mock[]] _*",
+            ".replio/eval/clash.json: files.a/b: cannot write: File exists",
+            "*= short test summary info =*",  # the one line is the whole failure
+        ]
+    )
+    assert "Traceback" not in result.stdout.str()
+    assert "def provision" not in result.stdout.str()
+
+
 def test_a_bad_fixture_is_one_collection_error_naming_file_and_field(
     pytester: pytest.Pytester,
 ) -> None:
@@ -268,6 +286,11 @@ def test_ini_settings_select_the_provider(pytester: pytest.Pytester) -> None:
         ),
         (["--replio-provider=mock", "--replio-max-steps=0"], "0 is less than 1"),
         (["--replio-provider=mock", "--replio-timeout=soon"], "'soon' is not a number"),
+        # A report path that cannot be a file is refused before the run, not after it.
+        (
+            ["--replio-provider=mock", "--replio-json=."],
+            "argument --replio-json: .: is a directory",
+        ),
     ],
 )
 def test_bad_option_values_are_usage_errors(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,13 @@ class ToolContext:
 
     worktree: Path  # already resolved (absolute, symlinks followed)
     timeout: float = 30.0  # default for run_command and web_fetch, in seconds
+    deadline: float | None = None  # time.monotonic() when the turn is due
+
+    def time_left(self, wanted: float) -> float:
+        """`wanted` seconds, cut to what the turn has left: no call outlives its turn."""
+        if self.deadline is None:
+            return wanted
+        return max(min(wanted, self.deadline - time.monotonic()), 0.001)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ def _kill_group(proc: subprocess.Popen[str]) -> None:
 
 
 def run_command(ctx: ToolContext, args: dict[str, Any]) -> str:
-    timeout = args.get("timeout") or ctx.timeout
+    timeout = ctx.time_left(args.get("timeout") or ctx.timeout)
     proc = subprocess.Popen(
         args["command"],
         shell=True,

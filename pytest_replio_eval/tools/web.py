@@ -16,7 +16,7 @@ def web_fetch(ctx: ToolContext, args: dict[str, Any]) -> str:
     if scheme not in ("http", "https"):
         raise ToolError(f"cannot fetch {url!r}: only http and https URLs are supported")
     try:
-        response = httpx.get(url, timeout=ctx.timeout, follow_redirects=True)
+        response = httpx.get(url, timeout=ctx.time_left(ctx.timeout), follow_redirects=True)
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         reason = str(exc) or type(exc).__name__
         raise ToolError(f"cannot fetch {url}: {reason}") from None
