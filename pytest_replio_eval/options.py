@@ -65,10 +65,20 @@ def fraction(text: str) -> float:
 
 def output_file(text: str) -> str:
     """A report path written at the end: refused now if it cannot be a file, not after the run."""
-    path = Path(text)
-    if path.is_dir():
+    if Path(text).is_dir():
         raise argparse.ArgumentTypeError(f"{text}: is a directory")
-    parent = next(parent for parent in path.absolute().parents if parent.exists())
+    return _creatable(text)
+
+
+def output_dir(text: str) -> str:
+    """A directory written into during the run (cassettes): refused now if it cannot be one."""
+    if Path(text).exists() and not Path(text).is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: is not a directory")
+    return _creatable(text)
+
+
+def _creatable(text: str) -> str:
+    parent = next(parent for parent in Path(text).absolute().parents if parent.exists())
     if not parent.is_dir():
         raise argparse.ArgumentTypeError(f"{text}: {parent} is not a directory")
     return text

@@ -26,6 +26,7 @@ from .options import (
     OptionError,
     fraction,
     infra_policy,
+    output_dir,
     output_file,
     positive_float,
     positive_int,
@@ -190,6 +191,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--replio-record",
         None,
         "write every provider exchange to cassettes under DIR, one JSON file per item",
+        type=output_dir,
         metavar="DIR",
     )
     add(
@@ -386,6 +388,14 @@ def _fixture_collectors(session: pytest.Session, state: EvalState) -> list[pytes
         )
         for source, fixtures in by_source.items()
     ]
+    # A mistyped --replio-fixture must not pass as a run of nothing (a broken file is already
+    # reported under its own name, which gives its id by default).
+    known = {fixture.id for fixture in found.fixtures} | {Path(e.source).stem for e in found.errors}
+    unknown = sorted(wanted - known)
+    errors = found.errors + [
+        FixtureError("--replio-fixture", "", f"no fixture {name!r} (see `replio eval list`)")
+        for name in unknown
+    ]
     collectors.extend(
         BrokenFixture.from_parent(
             session,
@@ -394,7 +404,7 @@ def _fixture_collectors(session: pytest.Session, state: EvalState) -> list[pytes
             path=_source_path(session, error.source),
             error=error,
         )
-        for error in found.errors
+        for error in errors
     )
     return collectors
 

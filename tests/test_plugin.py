@@ -291,11 +291,16 @@ def test_ini_settings_select_the_provider(pytester: pytest.Pytester) -> None:
             ["--replio-provider=mock", "--replio-json=."],
             "argument --replio-json: .: is a directory",
         ),
+        (
+            ["--replio-provider=mock", "--replio-record=notes.txt"],
+            "argument --replio-record: notes.txt: is not a directory",
+        ),
     ],
 )
 def test_bad_option_values_are_usage_errors(
     pytester: pytest.Pytester, args: list[str], message: str
 ) -> None:
+    pytester.makefile(".txt", notes="a file, not a directory")
     result = pytester.runpytest(*args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert message in result.stderr.str()
@@ -327,3 +332,11 @@ def test_last_failed_reruns_only_the_failed_fixture(pytester: pytest.Pytester) -
     again.assert_outcomes(failed=1, deselected=8)
     stopped = pytester.runpytest("--replio-provider=mock", "--ff", "-x", "-p", "no:randomly")
     stopped.assert_outcomes(failed=1)
+
+
+def test_an_unknown_replio_fixture_id_is_a_collection_error(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest(
+        "--replio-provider=mock", "--replio-fixture=read-file-lines", "--replio-fixture=nope"
+    )
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["--replio-fixture: no fixture 'nope' (see `replio eval list`)"])
