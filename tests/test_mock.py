@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +59,9 @@ def test_script_of_completions_is_replayed_by_step_then_says_done():
     first = Completion(tool_calls=[ToolCall("x", "file_read", {"path": "a"})])
     second = Completion(text="answer", usage=Usage(total_tokens=3))
     provider = mock(script=[first, second])
-    assert provider.complete(request(FIXTURE, 0)) is first
+    # A step without usage gets the estimate the oracle uses; the script itself is not changed.
+    assert provider.complete(request(FIXTURE, 0)) == replace(first, usage=Usage(8, 22, 30))
+    assert first.usage == Usage()
     assert provider.complete(request(FIXTURE, 1)) is second
     past = provider.complete(request(FIXTURE, 2))
     assert (past.text, past.tool_calls, past.finish_reason) == ("done", [], "stop")
@@ -89,7 +92,7 @@ def test_script_of_dicts_becomes_completions():
         finish_reason="tool_calls",
         usage=Usage(prompt_tokens=11, completion_tokens=4),
     )
-    assert provider.complete(request(FIXTURE, 1)) == Completion(text="Done.")
+    assert provider.complete(request(FIXTURE, 1)) == Completion(text="Done.", usage=Usage(8, 8, 16))
 
 
 def test_a_model_ending_in_json_is_a_script_file(tmp_path: Path):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -45,10 +46,11 @@ class MockProvider:
         if self.script is None:
             completion = _oracle(request)
         elif request.step < len(self.script):
-            return self.script[request.step]
+            completion = self.script[request.step]
         else:
             completion = Completion(text="done", finish_reason="stop")
-        completion.usage = _usage(request, completion)
+        if completion.usage == Usage():  # none given: estimated, the same way for every step
+            completion = replace(completion, usage=_usage(request, completion))
         return completion
 
     def close(self) -> None:
