@@ -240,6 +240,7 @@ def test_openai_arguments_as_string_and_object(protocol_server, make):
         (["a.txt"], '["a.txt"]'),
         ("", {}),  # no arguments at all: a call without parameters
         (None, {}),
+        ("null", {}),
     ],
 )
 def test_openai_arguments_not_an_object(protocol_server, make, arguments, expected):
@@ -248,6 +249,23 @@ def test_openai_arguments_not_an_object(protocol_server, make, arguments, expect
     [call] = make("openai:m").complete(request()).tool_calls
 
     assert call.arguments == expected
+
+
+@pytest.mark.parametrize("kind", ["openai", "ollama"])
+def test_lone_surrogates_become_replacement_characters(protocol_server, make, kind):
+    """A model that splits an emoji's escape must not fail the next request or the report."""
+    if kind == "openai":
+        call = openai_call("grep", '{"pattern": "a\\ud83d"}', "c1")
+        protocol_server.reply(CHAT, openai_reply("x\udfff \ud83d\ude00", [call]))
+    else:
+        call = {"function": {"name": "grep", "arguments": {"pattern": "a\ud83d"}}}
+        message = {"role": "assistant", "content": "x\udfff \ud83d\ude00", "tool_calls": [call]}
+        protocol_server.reply(OLLAMA_CHAT, {"message": message, "done_reason": "stop"})
+
+    completion = make(f"{kind}:m").complete(request())
+
+    assert completion.text == "x\ufffd \U0001f600"
+    assert completion.tool_calls[0].arguments == {"pattern": "a\ufffd"}
 
 
 def test_openai_missing_ids_are_generated_unique(protocol_server, make):
@@ -729,3 +747,18 @@ def test_key_never_in_output(protocol_server, make, monkeypatch, tmp_path, caplo
     out, err = capsys.readouterr()
     shown = [repr(provider), repr(provider._http), repr(turn), caplog.text, out, err]
     assert not [text for text in shown if KEY in text]
+
+
+@pytest.mark.parametrize("status", [401, 200])
+def test_key_cut_by_the_excerpt_is_hidden_whole(protocol_server, make, monkeypatch, status):
+    """A key echoed where the 200-character excerpt ends must not leave its first characters."""
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    text = "x" * 185 + f" key {KEY} rejected"
+    body = {"error": {"message": text}} if status == 401 else text
+    protocol_server.reply(CHAT, body, status=status)
+
+    with pytest.raises(ProviderError) as info:
+        make("openai:m").complete(request())
+
+    assert KEY[:6] not in str(info.value)
+    assert "x" * 185 + " key *** rej..." in str(info.value)

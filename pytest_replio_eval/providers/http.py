@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import ssl
 import time
 from collections.abc import Mapping, Sequence
@@ -35,6 +36,10 @@ BACKOFF_BASE = 0.5  # seconds before the first retry, doubled for each later one
 BACKOFF_CAP = 8.0
 RETRY_AFTER_CAP = 30.0  # the longest wait a server's Retry-After can ask of us
 EXCERPT = 200  # characters of a non-JSON body quoted in an error line
+
+# A JSON escape of a UTF-16 surrogate: only a pair of them is a character.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 _RETRY_STATUSES = frozenset({408, 409, 429})
 
@@ -85,7 +90,7 @@ class JsonClient:
             else:
                 if response.is_success:
                     return self._decode(url, response)
-                failure = f"{server_message(response)} (HTTP {response.status_code})"
+                failure = f"{server_message(response, self._secret)} (HTTP {response.status_code})"
                 if not retryable(response):
                     raise self._error(failure)
                 wait = retry_after(response.headers)
@@ -105,15 +110,30 @@ class JsonClient:
             data = None
         if not isinstance(data, dict):
             raise self._error(
-                f"expected a JSON object from {url}, got {excerpt(response.text)!r} "
+                f"expected a JSON object from {url}, "
+                f"got {excerpt(response.text, self._secret)!r} "
                 f"(HTTP {response.status_code})"
             )
+        if _SURROGATE_ESCAPE.search(response.content):
+            data = _without_surrogates(data)
         return data
 
     def _error(self, message: str) -> ProviderError:
         if self._secret:
             message = message.replace(self._secret, "***")
         return ProviderError(f"{self.label}: {message}")
+
+
+def _without_surrogates(value: Any) -> Any:
+    """A lone surrogate (a model that split an emoji's escape) is no text: it would fail the
+    next request, the cassette and the report. It becomes U+FFFD, as undecodable bytes do."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_without_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    return value
 
 
 def backoff(attempt: int) -> float:
@@ -155,7 +175,7 @@ def _seconds_until(value: str) -> float:
     return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
 
 
-def server_message(response: httpx.Response) -> str:
+def server_message(response: httpx.Response, secret: str | None = None) -> str:
     """The server's own words: OpenAI `{"error": {"message"}}`, Ollama `{"error": str}`,
     vLLM `{"message"}`, FastAPI `{"detail"}`; else an excerpt of the body; else the reason."""
     try:
@@ -171,12 +191,15 @@ def server_message(response: httpx.Response) -> str:
         ]
         for candidate in candidates:
             if isinstance(candidate, str) and candidate.strip():
-                return excerpt(candidate)
-    return excerpt(response.text) or response.reason_phrase or "no response body"
+                return excerpt(candidate, secret)
+    return excerpt(response.text, secret) or response.reason_phrase or "no response body"
 
 
-def excerpt(text: str) -> str:
-    """One line of at most EXCERPT characters."""
+def excerpt(text: str, secret: str | None = None) -> str:
+    """One line of at most EXCERPT characters; the secret is hidden before the cut, so no
+    part of it survives at the end."""
+    if secret:
+        text = text.replace(secret, "***")
     line = " ".join(text.split())
     return line if len(line) <= EXCERPT else line[: EXCERPT - 3] + "..."
 
@@ -255,7 +278,9 @@ def tool_arguments(value: Any) -> dict[str, Any] | str:
         parsed = json.loads(value)
     except ValueError:
         return value
-    return parsed if isinstance(parsed, dict) else value
+    if parsed is None:  # "null": the same as arguments null
+        return {}
+    return _without_surrogates(parsed) if isinstance(parsed, dict) else value
 
 
 def optional_int(value: Any) -> int | None:
