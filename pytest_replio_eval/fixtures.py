@@ -210,6 +210,9 @@ def _describe(error: ValidationError) -> tuple[str, str]:
 def _semantic_problem(data: dict[str, Any]) -> tuple[str, str] | None:
     """What the schema cannot say: safe paths, exact needs expected, regexes that compile."""
     verifier = data.get("verifier", {})
+    for path, content in data.get("files", {}).items():
+        if not (_encodable(path) and _encodable(content)):
+            return json_path_of(["files", path]), "holds an unpaired surrogate, which no file can"
     for where, paths in (
         (["files"], data.get("files", {})),
         (["verifier", "files"], verifier.get("files", {})),
@@ -226,6 +229,15 @@ def _semantic_problem(data: dict[str, Any]) -> tuple[str, str] | None:
         except re.error as exc:
             return json_path_of(where), f"invalid regular expression: {exc}"
     return None
+
+
+def _encodable(text: str) -> bool:
+    """JSON escapes can spell a lone surrogate (`\\udc00`): valid JSON, but no valid Unicode."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _path_problem(path: str) -> str | None:

@@ -543,7 +543,11 @@ def failure_text(metrics: Metrics) -> str:
     lines.append(f"trace ({count} call{'s' * (count != 1)}):" if count else "trace: no tool calls")
     for number, call in enumerate(metrics.trace, 1):
         arguments = call["arguments"]
-        shown = arguments if isinstance(arguments, str) else json.dumps(arguments, sort_keys=True)
+        shown = (
+            arguments
+            if isinstance(arguments, str)
+            else json.dumps(arguments, sort_keys=True, ensure_ascii=False)
+        )
         lines.append(f"  {number}. {call['name']} {shown}")
     return "\n".join(lines)
 

@@ -143,6 +143,10 @@ BAD_KEYS = [
     ({"files": {"a\0b": ""}}, 'files."a\\u0000b": path contains a NUL byte'),
     ({"files": {"": ""}}, 'files."": path is empty'),
     (
+        {"files": {"a.txt": "x \udc00"}},
+        "files.a.txt: holds an unpaired surrogate, which no file can",
+    ),
+    (
         {"verifier": {"files": {"/tmp/x": {"exists": True}}}},
         "verifier.files./tmp/x: absolute path is not allowed",
     ),
