@@ -84,14 +84,19 @@ def _creatable(text: str) -> str:
     return text
 
 
-INFRA_POLICIES = ("fail", "skip")
+def one_of(*choices: str) -> Callable[[str], str]:
+    """An argparse `type=` for one word of a fixed list."""
+
+    def parse(text: str) -> str:
+        if text not in choices:
+            raise argparse.ArgumentTypeError(f"{text!r} is not one of: {', '.join(choices)}")
+        return text
+
+    return parse
 
 
-def infra_policy(text: str) -> str:
-    """What becomes of an item whose provider failed: `fail` or `skip`."""
-    if text not in INFRA_POLICIES:
-        raise argparse.ArgumentTypeError(f"{text!r} is not one of: {', '.join(INFRA_POLICIES)}")
-    return text
+infra_policy = one_of("fail", "skip")  # what becomes of an item whose provider failed
+record_mode = one_of("all", "new")  # all: record every request anew; new: only what is missing
 
 
 @dataclass(frozen=True)

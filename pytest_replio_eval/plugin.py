@@ -31,13 +31,13 @@ from .options import (
     positive_float,
     positive_int,
     read_options,
+    record_mode,
     spec_list,
 )
 from .plugins import plugin_manager, provider_factories, tool_registry
 from .prefetch import install as install_prefetch
 from .prefetch import take as take_turn
 from .providers.base import ProviderSpec
-from .recording import record_mode
 from .report import build_report, render_tables, write_report
 from .runner import Runner
 from .saved import report_file

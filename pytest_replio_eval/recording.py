@@ -11,21 +11,11 @@ provider, so only what is missing (a new fixture, a turn that now goes another w
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
 from .cassettes import Cassette, cassette_path, load_cassette, neutral_request, spec_dirname
 from .providers.base import Completion, Provider, ProviderError, Request
-
-RECORD_MODES = ("all", "new")
-
-
-def record_mode(text: str) -> str:
-    """argparse `type=` for --replio-record-mode."""
-    if text not in RECORD_MODES:
-        raise argparse.ArgumentTypeError(f"{text!r} is not one of: {', '.join(RECORD_MODES)}")
-    return text
 
 
 @dataclass(frozen=True)
