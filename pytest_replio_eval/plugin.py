@@ -52,6 +52,7 @@ from .variants import (
 )
 
 PROPERTY_PREFIX = "replio."
+_AS_JSON = ("trace", "names", "failures")  # the list values of Metrics.to_dict
 
 
 @dataclass
@@ -553,9 +554,10 @@ def failure_text(metrics: Metrics) -> str:
 
 
 def to_properties(metrics: Metrics) -> list[tuple[str, Any]]:
-    """Metrics as report user_properties: they travel to the xdist controller and to junitxml."""
+    """Metrics as report user_properties: they travel to the xdist controller and to junitxml
+    (which shows each value as text, so the lists go as JSON)."""
     return [
-        (PROPERTY_PREFIX + key, json.dumps(value) if isinstance(value, list | dict) else value)
+        (PROPERTY_PREFIX + key, json.dumps(value) if key in _AS_JSON else value)
         for key, value in metrics.to_dict().items()
     ]
 
@@ -568,6 +570,6 @@ def from_properties(properties: list[tuple[str, Any]]) -> Metrics | None:
     }
     if not data:
         return None
-    for key in ("trace", "names", "failures"):
+    for key in _AS_JSON:
         data[key] = json.loads(data[key])
     return Metrics.from_dict(data)
