@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bundled import BUNDLED
 
 from pytest_replio_eval.fixtures import (
     Fixture,
@@ -17,17 +18,6 @@ from pytest_replio_eval.fixtures import (
     load_fixture,
     local_dir,
 )
-
-CATALOG = [
-    "edit-fix-bug",
-    "find-then-read",
-    "grep-symbol",
-    "list-directory",
-    "no-tool-needed",
-    "page-large-file",
-    "read-file-lines",
-    "write-new-file",
-]
 
 
 def write(path: Path, data: Any) -> Path:
@@ -257,13 +247,13 @@ def test_later_sources_win_by_id_and_remember_what_they_overrode(tmp_path: Path)
     assert by_id["only-global"] == ("global only", str(global_dir() / "only-global.json"), [])
     assert by_id["only-local"] == ("local only", ".replio/eval/only-local.json", [])
     assert by_id["read-file-lines"][1:] == ("replio-core-eval", [])
-    assert set(by_id) == {*CATALOG, "only-global", "only-local"}
+    assert set(by_id) == {*BUNDLED, "only-global", "only-local"}
 
 
 def test_without_a_project_only_plugin_and_global_fixtures_are_found(tmp_path: Path) -> None:
     write(global_dir() / "mine.json", {"task": "t"})
     write(local_dir(tmp_path) / "local.json", {"task": "t"})
-    assert [f.id for f in discover(None).fixtures] == sorted([*CATALOG, "mine"])
+    assert [f.id for f in discover(None).fixtures] == sorted([*BUNDLED, "mine"])
 
 
 def test_one_bad_file_does_not_stop_the_others(tmp_path: Path) -> None:
@@ -280,13 +270,13 @@ def test_one_bad_file_does_not_stop_the_others(tmp_path: Path) -> None:
         ".replio/eval/bad.json: verifier.max_calls: -1 is less than the minimum of 0",
         ".replio/eval/broken.json: invalid JSON at line 1, column 10: Expecting value",
     ]
-    assert [f.id for f in found.fixtures] == sorted([*CATALOG, "good"])
+    assert [f.id for f in found.fixtures] == sorted([*BUNDLED, "good"])
 
 
 def test_hidden_files_are_not_fixtures(tmp_path: Path) -> None:
     write(local_dir(tmp_path) / ".#draft.json", "{")
     found = discover(tmp_path)
-    assert (found.errors, [f.id for f in found.fixtures]) == ([], CATALOG)
+    assert (found.errors, [f.id for f in found.fixtures]) == ([], BUNDLED)
 
 
 # --- the bundled catalog -----------------------------------------------------------------------
@@ -300,7 +290,7 @@ def test_the_catalog_is_eight_bundled_fixtures_each_with_an_oracle() -> None:
         assert fixture.expected is not None and fixture.oracle_answer
         assert set(fixture.verifier.get("args", {})) <= set(fixture.expected)
         assert "answer" in fixture.verifier  # the answer, not the exact arguments, proves success
-    assert [f.id for f in found.fixtures] == CATALOG
+    assert [f.id for f in found.fixtures] == BUNDLED
 
 
 # What the oracle's last tool result must show, so its answer is earned (None: no tool called).
@@ -331,7 +321,7 @@ def run_oracle(fixture: Fixture, worktree: Path) -> Any:
     return run_turn(fixture, provider, TurnSettings(chdir=False), worktree=worktree)
 
 
-@pytest.mark.parametrize("fixture_id", CATALOG)
+@pytest.mark.parametrize("fixture_id", BUNDLED)
 def test_the_oracle_solves_each_catalog_fixture(fixture_id: str, tmp_path: Path) -> None:
     from pytest_replio_eval.metrics import compute_metrics
 

@@ -8,17 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-BUNDLED = [
-    "edit-fix-bug",
-    "find-then-read",
-    "grep-symbol",
-    "list-directory",
-    "no-tool-needed",
-    "page-large-file",
-    "read-file-lines",
-    "write-new-file",
-]
+from bundled import BUNDLED
 
 NOTES = {
     "task": "What does notes.txt say?",

@@ -10,23 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bundled import BUNDLED
 
 from pytest_replio_eval import catalog, providers, tools
 from pytest_replio_eval.fixtures import discover, local_dir
 from pytest_replio_eval.hookspecs import hookimpl
 from pytest_replio_eval.plugins import plugin_manager, provider_factories, tool_registry
 from pytest_replio_eval.tools.base import Tool
-
-CATALOG = [
-    "edit-fix-bug",
-    "find-then-read",
-    "grep-symbol",
-    "list-directory",
-    "no-tool-needed",
-    "page-large-file",
-    "read-file-lines",
-    "write-new-file",
-]
 
 
 def fixture_plugin(name: str, contributed: dict[str, Any]) -> types.ModuleType:
@@ -59,7 +49,7 @@ def test_the_catalog_arrives_through_the_hook() -> None:
     pm = plugin_manager()
     contributed: dict[str, Any] = {}
     pm.hook.register_fixtures(fixtures=contributed)
-    assert sorted(contributed) == CATALOG
+    assert sorted(contributed) == BUNDLED
     pm.unregister(name="replio-core-eval")
     assert discover(None, pm).fixtures == []
 
@@ -67,7 +57,7 @@ def test_the_catalog_arrives_through_the_hook() -> None:
 def test_a_plugin_registered_in_code_adds_fixtures() -> None:
     found = by_id(None, fixture_plugin("my-plugin", {"say-hi": {"task": "Say hi."}}))
     assert found["say-hi"] == ("Say hi.", "my-plugin", [])
-    assert sorted(found) == sorted([*CATALOG, "say-hi"])
+    assert sorted(found) == sorted([*BUNDLED, "say-hi"])
 
 
 def test_a_plugin_object_is_named_by_its_class_not_its_id() -> None:
@@ -116,7 +106,7 @@ def test_bad_plugin_fixtures_name_the_plugin_the_id_and_the_path() -> None:
             f"{broken}: register_fixtures failed: RuntimeError: catalog missing",
         ]
     )
-    assert [f.id for f in found.fixtures] == sorted([*CATALOG, "ok"])
+    assert [f.id for f in found.fixtures] == sorted([*BUNDLED, "ok"])
 
 
 @pytest.fixture
