@@ -105,6 +105,8 @@ def compute_metrics(fixture: Fixture, turn: Turn) -> Metrics:
         status=turn.status,
         failures=failures,
         duration_s=turn.duration_s,
+        trial=turn.trial,
+        tools=turn.variant,
     )
 
 

@@ -28,7 +28,6 @@ class Runner:
     ) -> None:
         self.factories = factories
         self.record = record
-        self.tools = tools
         self.settings = settings
         # One registry per tool-description variant, built once per process, not per item.
         self.toolsets = {BASE: tools, **{v.name: apply_variant(tools, v) for v in variants}}
@@ -71,23 +70,23 @@ class Runner:
                 status="error",
                 error=str(exc),
                 worktree=worktree,
+                trial=trial,
+                variant=variant,
             )
         else:
-            tools = self.toolsets[variant]
             turn = run_turn(
                 fixture,
                 provider,
                 self.settings,
                 worktree=worktree,
-                tools=tools,
+                tools=self.toolsets[variant],
                 trial=trial,
                 variant=variant,
             )
             if turn.error == INTERRUPTED:
                 raise KeyboardInterrupt  # the engine kept the turn; Ctrl-C still ends the session
         metrics = compute_metrics(fixture, turn)
-        metrics.trial = trial
-        metrics.provider, metrics.tools = run_label(spec, variant), variant
+        metrics.provider = run_label(spec, variant)  # results group by spec and tool variant
         return metrics
 
     def close(self) -> None:
